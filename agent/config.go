@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ModelRef names a model: a provider registered in the worker and the
+// provider's model id.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+}
+
+// String returns provider/id.
+func (m ModelRef) String() string { return m.Provider + "/" + m.ID }
+
+// ParseModelRef parses "provider/model-id"; the id may itself contain
+// slashes ("openrouter/anthropic/claude-sonnet-4.5").
+func ParseModelRef(s string) (ModelRef, error) {
+	provider, id, ok := strings.Cut(s, "/")
+	if !ok || provider == "" || id == "" {
+		return ModelRef{}, fmt.Errorf("model %q: want provider/model-id", s)
+	}
+	return ModelRef{Provider: provider, ID: id}, nil
+}
+
+// ModelOptions are the per-call options a provider may honour.
+type ModelOptions struct {
+	// Reasoning is the thinking level: minimal, low, medium, high, xhigh;
+	// empty means off.
+	Reasoning   string   `json:"reasoning,omitempty"`
+	MaxTokens   int      `json:"maxTokens,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	SessionID   string   `json:"sessionId,omitempty"`
+}
+
+// StopRule is the run's shouldStopAfterTurn: the run ends after the turn
+// that reaches it, without polling steering or follow-up queues.
+type StopRule struct {
+	// Turns stops the run at the end of the Turns-th normal turn.
+	Turns int `json:"turns,omitempty"`
+}
+
+// LoopConfig is everything about a run except its messages. Field names
+// follow pi's AgentLoopConfig where pi has the field.
+type LoopConfig struct {
+	SystemPrompt string       `json:"systemPrompt,omitempty"`
+	Model        ModelRef     `json:"model"`
+	ModelOptions ModelOptions `json:"modelOptions,omitempty"`
+	// Tools are tool names resolved in the worker's tool registry.
+	Tools         []string      `json:"tools,omitempty"`
+	ToolExecution ExecutionMode `json:"toolExecution,omitempty"`
+	SteeringMode  QueueMode     `json:"steeringMode,omitempty"`
+	FollowUpMode  QueueMode     `json:"followUpMode,omitempty"`
+	// BeforeToolCall and AfterToolCall name hooks registered in the worker;
+	// they run in order.
+	BeforeToolCall []string  `json:"beforeToolCall,omitempty"`
+	AfterToolCall  []string  `json:"afterToolCall,omitempty"`
+	StopAfterTurn  *StopRule `json:"stopAfterTurn,omitempty"`
+	// Workspace is the directory file tools work in, on the tool worker.
+	Workspace string `json:"workspace,omitempty"`
+	// ToolTaskQueue routes tool executions to workers pinned to the machine
+	// that holds the workspace; empty means the workflow's task queue.
+	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
+}
+
+// Normalize fills pi's defaults and checks the enumerations.
+func (c *LoopConfig) Normalize() error {
+	if c.ToolExecution == "" {
+		c.ToolExecution = ExecutionParallel
+	}
+	if c.SteeringMode == "" {
+		c.SteeringMode = QueueOneAtATime
+	}
+	if c.FollowUpMode == "" {
+		c.FollowUpMode = QueueOneAtATime
+	}
+	var errs []error
+	if c.Model.Provider == "" || c.Model.ID == "" {
+		errs = append(errs, errors.New(`model: want {"provider": "...", "id": "..."}`))
+	}
+	if c.ToolExecution != ExecutionParallel && c.ToolExecution != ExecutionSequential {
+		errs = append(errs, fmt.Errorf("toolExecution %q: want parallel or sequential", c.ToolExecution))
+	}
+	if m := c.SteeringMode; m != QueueOneAtATime && m != QueueAll {
+		errs = append(errs, fmt.Errorf("steeringMode %q: want one-at-a-time or all", m))
+	}
+	if m := c.FollowUpMode; m != QueueOneAtATime && m != QueueAll {
+		errs = append(errs, fmt.Errorf("followUpMode %q: want one-at-a-time or all", m))
+	}
+	if c.StopAfterTurn != nil && c.StopAfterTurn.Turns < 0 {
+		errs = append(errs, errors.New("stopAfterTurn.turns must not be negative"))
+	}
+	seen := map[string]bool{}
+	for _, t := range c.Tools {
+		if t == "" {
+			errs = append(errs, errors.New("tools: empty tool name"))
+		}
+		if seen[t] {
+			errs = append(errs, fmt.Errorf("tools: %q listed twice", t))
+		}
+		seen[t] = true
+	}
+	return errors.Join(errs...)
+}

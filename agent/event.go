@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"encoding/json"
+)
+
+// EventType names an agent event, as pi-agent-core names it.
+type EventType string
+
+// pi's events. MessageUpdate is live-only: it never enters the durable log.
+const (
+	EventAgentStart          EventType = "agent_start"
+	EventAgentEnd            EventType = "agent_end"
+	EventTurnStart           EventType = "turn_start"
+	EventTurnEnd             EventType = "turn_end"
+	EventMessageStart        EventType = "message_start"
+	EventMessageUpdate       EventType = "message_update"
+	EventMessageEnd          EventType = "message_end"
+	EventToolExecutionStart  EventType = "tool_execution_start"
+	EventToolExecutionUpdate EventType = "tool_execution_update"
+	EventToolExecutionEnd    EventType = "tool_execution_end"
+)
+
+// Event is one agent event. Seq numbers the durable log from 1; it is not a
+// pi field and normalizers drop it. Which other fields are set depends on
+// Type; MarshalJSON writes the fields pi writes for that type.
+type Event struct {
+	Seq  int64     `json:"seq,omitempty"`
+	Type EventType `json:"type"`
+
+	Message     *Message  `json:"message,omitempty"`
+	Messages    []Message `json:"messages,omitempty"`
+	ToolResults []Message `json:"toolResults,omitempty"`
+
+	ToolCallID    string         `json:"toolCallId,omitempty"`
+	ToolName      string         `json:"toolName,omitempty"`
+	Args          map[string]any `json:"args,omitempty"`
+	PartialResult *ToolResult    `json:"partialResult,omitempty"`
+	Result        *ToolResult    `json:"result,omitempty"`
+	IsError       bool           `json:"isError,omitempty"`
+
+	// AssistantMessageEvent is the provider's stream event of a message_update.
+	AssistantMessageEvent *StreamEvent `json:"assistantMessageEvent,omitempty"`
+}
+
+// MarshalJSON writes the event in pi's shape for its type, plus seq.
+func (e Event) MarshalJSON() ([]byte, error) {
+	out := map[string]any{"type": e.Type}
+	if e.Seq != 0 {
+		out["seq"] = e.Seq
+	}
+	args := e.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	switch e.Type {
+	case EventAgentEnd:
+		out["messages"] = nonNilMessages(e.Messages)
+	case EventTurnEnd:
+		out["message"] = e.Message
+		out["toolResults"] = nonNilMessages(e.ToolResults)
+	case EventMessageStart, EventMessageEnd:
+		out["message"] = e.Message
+	case EventMessageUpdate:
+		out["message"] = e.Message
+		out["assistantMessageEvent"] = e.AssistantMessageEvent
+	case EventToolExecutionStart:
+		out["toolCallId"], out["toolName"], out["args"] = e.ToolCallID, e.ToolName, args
+	case EventToolExecutionUpdate:
+		out["toolCallId"], out["toolName"], out["args"] = e.ToolCallID, e.ToolName, args
+		out["partialResult"] = e.PartialResult
+	case EventToolExecutionEnd:
+		out["toolCallId"], out["toolName"] = e.ToolCallID, e.ToolName
+		out["result"], out["isError"] = e.Result, e.IsError
+	default:
+		type plain Event
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(out)
+}
+
+func nonNilMessages(m []Message) []Message {
+	if m == nil {
+		return []Message{}
+	}
+	return m
+}
+
+// StreamEvent is one event of a model's response stream (pi-ai's
+// AssistantMessageEvent): start, text_*, thinking_*, toolcall_*, done, error.
+type StreamEvent struct {
+	Type         string   `json:"type"`
+	ContentIndex int      `json:"contentIndex,omitempty"`
+	Delta        string   `json:"delta,omitempty"`
+	Content      string   `json:"content,omitempty"`
+	ToolCall     *Content `json:"toolCall,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+	Partial      *Message `json:"partial,omitempty"`
+	Message      *Message `json:"message,omitempty"`
+	Error        *Message `json:"error,omitempty"`
+}
+
+// Stream event types.
+const (
+	StreamStart         = "start"
+	StreamTextStart     = "text_start"
+	StreamTextDelta     = "text_delta"
+	StreamTextEnd       = "text_end"
+	StreamThinkingStart = "thinking_start"
+	StreamThinkingDelta = "thinking_delta"
+	StreamThinkingEnd   = "thinking_end"
+	StreamToolCallStart = "toolcall_start"
+	StreamToolCallDelta = "toolcall_delta"
+	StreamToolCallEnd   = "toolcall_end"
+	StreamDone          = "done"
+	StreamError         = "error"
+)

@@ -1,0 +1,162 @@
+// Package tools holds the tool interface, the registry a worker resolves tool
+// names in, argument validation with pi's coercion and error texts, and the
+// built-in coding tools. Nothing here imports Temporal: the ExecuteToolCall
+// activity adapts a Tool to Temporal (heartbeats, cancellation, retries).
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// Definition is what the model and the scheduler know about a tool.
+type Definition struct {
+	Name        string `json:"name"`
+	Label       string `json:"label,omitempty"`
+	Description string `json:"description"`
+	// Parameters is the JSON schema of the arguments; nil means an object
+	// with no properties.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// ExecutionMode sequential makes every batch holding this tool run
+	// sequentially; empty means parallel.
+	ExecutionMode agent.ExecutionMode `json:"executionMode,omitempty"`
+	// Durability says how Temporal runs the tool's ExecuteToolCall activity.
+	Durability Durability `json:"durability,omitempty"`
+}
+
+// Durability is a tool's activity policy. Zero values take the worker's
+// defaults.
+type Durability struct {
+	// Timeout bounds one attempt (start-to-close).
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// MaxAttempts is 1 for tools that must not run twice by accident
+	// (bash, write); 0 means the default retry policy.
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+}
+
+// Tool is one tool the model can call.
+type Tool interface {
+	Definition() Definition
+	// Execute runs the call. A returned error becomes an error result whose
+	// text is the error's message, as a thrown error does in pi; wrap it
+	// with Fault when Temporal should retry the attempt instead.
+	Execute(ctx context.Context, call Call) (agent.ToolResult, error)
+}
+
+// ArgumentPreparer is implemented by tools that accept an older argument
+// shape: PrepareArguments runs on the raw arguments before validation (pi's
+// prepareArguments).
+type ArgumentPreparer interface {
+	PrepareArguments(args map[string]any) (map[string]any, error)
+}
+
+// Call is one execution of a tool.
+type Call struct {
+	ID   string
+	Name string
+	// Args are the validated, coerced arguments.
+	Args map[string]any
+	// Workspace is the directory file tools resolve paths in.
+	Workspace string
+	// IdempotencyKey is stable across retries of the same call: workflow id
+	// and tool call id.
+	IdempotencyKey string
+	// Update emits a partial result (tool_execution_update). It may be nil.
+	Update func(agent.ToolResult)
+	// Run lets a tool queue messages into its own run or abort it. It may be
+	// nil when the tool runs outside a workflow (tests).
+	Run RunControl
+}
+
+// EmitUpdate calls Update when it is set.
+func (c Call) EmitUpdate(r agent.ToolResult) {
+	if c.Update != nil {
+		c.Update(r)
+	}
+}
+
+// RunControl is the running agent loop as a tool sees it: pi's agent.steer,
+// agent.followUp and agent.abort.
+type RunControl interface {
+	Steer(ctx context.Context, m agent.Message) error
+	FollowUp(ctx context.Context, m agent.Message) error
+	Abort(ctx context.Context, reason string) error
+}
+
+// FaultError marks an infrastructure fault: the activity fails and Temporal
+// retries it under the tool's policy, instead of the model seeing an error
+// result at once.
+type FaultError struct{ Err error }
+
+func (e *FaultError) Error() string { return e.Err.Error() }
+func (e *FaultError) Unwrap() error { return e.Err }
+
+// Fault wraps err as a retryable infrastructure fault.
+func Fault(err error) error { return &FaultError{Err: err} }
+
+// IsFault reports whether err is a fault.
+func IsFault(err error) bool {
+	var f *FaultError
+	return errors.As(err, &f)
+}
+
+// Registry maps tool names to tools. It is filled before the worker starts
+// and only read afterwards.
+type Registry struct {
+	tools map[string]Tool
+}
+
+// NewRegistry returns a registry holding the given tools.
+func NewRegistry(ts ...Tool) *Registry {
+	r := &Registry{tools: map[string]Tool{}}
+	for _, t := range ts {
+		r.Register(t)
+	}
+	return r
+}
+
+// Register adds a tool; a second tool with the same name replaces the first.
+func (r *Registry) Register(t Tool) {
+	r.tools[t.Definition().Name] = t
+}
+
+// Get returns the named tool.
+func (r *Registry) Get(name string) (Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names returns the registered names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Resolve returns the definitions of the named tools, or an error naming
+// every unknown one.
+func (r *Registry) Resolve(names []string) ([]Definition, error) {
+	defs := make([]Definition, 0, len(names))
+	var unknown []string
+	for _, n := range names {
+		t, ok := r.tools[n]
+		if !ok {
+			unknown = append(unknown, n)
+			continue
+		}
+		defs = append(defs, t.Definition())
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown tools %q; this worker has %q", unknown, r.Names())
+	}
+	return defs, nil
+}
