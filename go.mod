@@ -28,4 +28,6 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/sync v0.23.0 // indirect
+	github.com/bmatcuk/doublestar/v4 v4.10.4
+	golang.org/x/text v0.42.0
 )

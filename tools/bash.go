@@ -1,0 +1,207 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// BashToolName is the bash tool's name.
+const BashToolName = "bash"
+
+// Bash limits and timings.
+const (
+	// DefaultBashTimeout applies when a call gives no timeout (pi has none;
+	// a durable worker must not run a forgotten command forever).
+	DefaultBashTimeout = 2 * time.Minute
+	// MaxBashTimeout caps the timeout a call may ask for.
+	MaxBashTimeout = 30 * time.Minute
+	// BashKillGrace is how long a process group has between SIGTERM and
+	// SIGKILL.
+	BashKillGrace = 2 * time.Second
+	// BashUpdateInterval throttles partial results, as pi does.
+	BashUpdateInterval = 100 * time.Millisecond
+	// bashStdioGrace is how long output may keep draining after the shell
+	// exited, for a process outside the group still holding the pipe.
+	bashStdioGrace = 100 * time.Millisecond
+)
+
+//go:embed descriptions/bash.md
+var bashDescription string
+
+// BashParams are bash's arguments.
+type BashParams struct {
+	Command string   `json:"command" description:"Bash command to execute"`
+	Timeout *float64 `json:"timeout,omitempty" description:"Timeout in seconds (optional, default: {{.DefaultTimeout}})"`
+}
+
+// BashOptions configure the bash tool; zero values take the defaults above.
+type BashOptions struct {
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	KillGrace      time.Duration
+	// OutputDir holds full outputs of truncated commands; empty means
+	// os.TempDir()/agentloop-bash.
+	OutputDir string
+	// Shell runs the command with -c; empty means /bin/bash, else bash on
+	// PATH, else sh (pi's order).
+	Shell string
+}
+
+// BashTool runs a command in the workspace, in its own process group.
+type BashTool struct {
+	opts BashOptions
+	def  Definition
+}
+
+// NewBashTool returns the bash tool. It runs at most once per call
+// (MaxAttempts 1): a command is not known to be safe to repeat. pi declares
+// no execution mode for bash, so batches stay parallel.
+func NewBashTool(opts BashOptions) *BashTool {
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultBashTimeout
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = MaxBashTimeout
+	}
+	opts.DefaultTimeout = min(opts.DefaultTimeout, opts.MaxTimeout)
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = BashKillGrace
+	}
+	if opts.OutputDir == "" {
+		opts.OutputDir = filepath.Join(os.TempDir(), "agentloop-bash")
+	}
+	if opts.Shell == "" {
+		opts.Shell = findShell()
+	}
+	data := map[string]any{
+		"MaxLines": DefaultMaxLines, "MaxKB": DefaultMaxBytes / 1024,
+		"DefaultTimeout": seconds(opts.DefaultTimeout), "MaxTimeout": seconds(opts.MaxTimeout),
+	}
+	return &BashTool{opts: opts, def: Definition{
+		Name:        BashToolName,
+		Label:       BashToolName,
+		Description: renderText(bashDescription, data),
+		Parameters:  paramsSchema(BashParams{}, data, false),
+		Durability: Durability{
+			// One attempt must outlive the longest command and its kill.
+			Timeout:     opts.MaxTimeout + opts.KillGrace + time.Minute,
+			MaxAttempts: 1,
+		},
+	}}
+}
+
+// Definition implements Tool.
+func (t *BashTool) Definition() Definition { return t.def }
+
+// OutputDir is where full outputs of truncated commands go.
+func (t *BashTool) OutputDir() string { return t.opts.OutputDir }
+
+func findShell() string {
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		return "/bin/bash"
+	}
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "sh"
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// Execute implements Tool.
+func (t *BashTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	var p BashParams
+	if err := decodeParams(call.Args, &p); err != nil {
+		return agent.ToolResult{}, err
+	}
+	if info, err := os.Stat(call.Workspace); call.Workspace == "" || err != nil || !info.IsDir() {
+		return agent.ToolResult{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", call.Workspace)
+	}
+	timeout := t.opts.DefaultTimeout
+	if p.Timeout != nil && *p.Timeout > 0 {
+		timeout = min(time.Duration(*p.Timeout*float64(time.Second)), t.opts.MaxTimeout)
+	}
+	out := newBashOutput(t.opts.OutputDir)
+	defer out.close()
+	call.EmitUpdate(agent.ToolResult{Content: []agent.Content{}})
+	stopUpdates := t.streamUpdates(call, out)
+	res, err := t.run(ctx, p.Command, call.Workspace, timeout, out)
+	stopUpdates()
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	switch {
+	case res.aborted:
+		text, _ := out.format("")
+		return agent.ToolResult{}, errors.New(appendStatus(text, "Command aborted"))
+	case res.timedOut:
+		text, _ := out.format("")
+		return agent.ToolResult{}, errors.New(appendStatus(text, fmt.Sprintf("Command timed out after %s seconds", seconds(timeout))))
+	}
+	text, details := out.format("(no output)")
+	if res.signal != "" {
+		return agent.ToolResult{}, errors.New(appendStatus(text, "Command terminated by signal "+res.signal))
+	}
+	if res.exitCode != 0 {
+		return agent.ToolResult{}, errors.New(appendStatus(text, fmt.Sprintf("Command exited with code %d", res.exitCode)))
+	}
+	return agent.ToolResult{Content: []agent.Content{agent.Text(text)}, Details: detailsJSON(details)}, nil
+}
+
+func appendStatus(text, status string) string {
+	if text == "" {
+		return status
+	}
+	return text + "\n\n" + status
+}
+
+// streamUpdates emits the output's tail as a partial result at most every
+// BashUpdateInterval, and once more when stopped if anything is new.
+func (t *BashTool) streamUpdates(call Call, out *bashOutput) (stop func()) {
+	emit := func() {
+		if !out.isDirty() {
+			return
+		}
+		tr, path := out.snapshot()
+		details := map[string]any{}
+		if tr.Truncated {
+			details["truncation"] = tr
+			details["fullOutputPath"] = path
+		}
+		call.EmitUpdate(agent.ToolResult{Content: []agent.Content{agent.Text(tr.Content)}, Details: detailsJSON(details)})
+	}
+	if call.Update == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(BashUpdateInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				emit()
+			case <-done:
+				emit()
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

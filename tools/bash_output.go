@@ -1,0 +1,168 @@
+package tools
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// bashOutput collects a command's output with bounded memory (pi's
+// OutputAccumulator): a rolling tail for display, counters for the notices,
+// and, once the output outgrows the limits, a file holding all of it.
+type bashOutput struct {
+	mu          sync.Mutex
+	dir         string
+	tail        []byte
+	tailAtStart bool // tail begins at a line start
+	total       int
+	lines       int
+	lastLine    int // bytes since the last newline
+	pending     []byte
+	file        *os.File
+	path        string
+	dirty       bool // written since the last snapshot for an update
+}
+
+// rolling is how much tail is kept: twice the display limit, so the tail
+// truncation still finds whole lines.
+const bashRollingBytes = 2 * DefaultMaxBytes
+
+func newBashOutput(dir string) *bashOutput {
+	return &bashOutput{dir: dir, tailAtStart: true, lines: 1}
+}
+
+func (o *bashOutput) Write(b []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dirty = true
+	o.total += len(b)
+	if nl := bytes.Count(b, []byte{'\n'}); nl > 0 {
+		o.lines += nl
+		o.lastLine = len(b) - bytes.LastIndexByte(b, '\n') - 1
+	} else {
+		o.lastLine += len(b)
+	}
+	o.tail = append(o.tail, b...)
+	if len(o.tail) > 2*bashRollingBytes {
+		cut := len(o.tail) - bashRollingBytes
+		for cut < len(o.tail) && !utf8.RuneStart(o.tail[cut]) {
+			cut++
+		}
+		o.tailAtStart = o.tail[cut-1] == '\n'
+		o.tail = append([]byte(nil), o.tail[cut:]...)
+	}
+	switch {
+	case o.file != nil:
+		o.file.Write(b)
+	case o.path != "":
+		// The file could not be made; the notice says so, keep nothing more.
+	default:
+		o.pending = append(o.pending, b...)
+		if o.truncated() {
+			o.persist()
+		}
+	}
+}
+
+func (o *bashOutput) truncated() bool {
+	return o.total > DefaultMaxBytes || o.lines > DefaultMaxLines
+}
+
+// persist opens the full-output file and writes what was held back.
+func (o *bashOutput) persist() {
+	if o.file != nil || o.path != "" {
+		return
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	path := filepath.Join(o.dir, "agentloop-bash-"+hex.EncodeToString(id[:])+".log")
+	err := os.MkdirAll(o.dir, 0o700)
+	if err == nil {
+		o.file, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	}
+	if err != nil {
+		o.path = fmt.Sprintf("unavailable (%v)", err)
+		return
+	}
+	o.path = path
+	o.file.Write(o.pending)
+	o.pending = nil
+}
+
+// snapshot returns the tail that fits the limits, its truncation, and the
+// full output's path when the output was truncated.
+func (o *bashOutput) snapshot() (Truncation, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dirty = false
+	text := o.tail
+	if !o.tailAtStart {
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			text = text[i+1:]
+		}
+	}
+	tr := TruncateTail(strings.ToValidUTF8(string(text), "\uFFFD"), DefaultMaxLines, DefaultMaxBytes)
+	tr.TotalLines, tr.TotalBytes = o.lines, o.total
+	tr.Truncated = o.truncated()
+	if !tr.Truncated {
+		return tr, ""
+	}
+	if tr.TruncatedBy == "" {
+		tr.TruncatedBy = "lines"
+		if o.total > DefaultMaxBytes {
+			tr.TruncatedBy = "bytes"
+		}
+	}
+	o.persist()
+	return tr, o.path
+}
+
+func (o *bashOutput) isDirty() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dirty
+}
+
+func (o *bashOutput) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.file != nil {
+		o.file.Close()
+		o.file = nil
+	}
+}
+
+// format renders the output with pi's truncation notice; empty output reads
+// as emptyText.
+func (o *bashOutput) format(emptyText string) (string, any) {
+	tr, path := o.snapshot()
+	text := tr.Content
+	if text == "" {
+		text = emptyText
+	}
+	if !tr.Truncated {
+		return text, nil
+	}
+	start := tr.TotalLines - tr.OutputLines + 1
+	end := tr.TotalLines
+	switch {
+	case tr.LastLinePartial:
+		o.mu.Lock()
+		lastLine := o.lastLine
+		o.mu.Unlock()
+		text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
+			FormatSize(tr.OutputBytes), end, FormatSize(lastLine), path)
+	case tr.TruncatedBy == "lines":
+		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, end, tr.TotalLines, path)
+	default:
+		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Full output: %s]",
+			start, end, tr.TotalLines, FormatSize(DefaultMaxBytes), path)
+	}
+	return text, map[string]any{"truncation": tr, "fullOutputPath": path}
+}

@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// BuiltinOptions configure the seven built-in coding tools.
+type BuiltinOptions struct {
+	// AllowOutsideReads lets read, ls, grep and find resolve paths outside
+	// the call's workspace; write and edit stay confined.
+	AllowOutsideReads bool
+	// BashTimeout is bash's timeout when the call gives none; 0 means
+	// DefaultBashTimeout.
+	BashTimeout time.Duration
+	// BashMaxTimeout caps the timeout a call may ask for; 0 means
+	// MaxBashTimeout.
+	BashMaxTimeout time.Duration
+	// BashOutputDir is where bash keeps full outputs that were truncated;
+	// empty means a directory under os.TempDir(). read may read it even
+	// when confined, since bash's notices point there.
+	BashOutputDir string
+}
+
+// Builtins returns pi's seven coding tools: read, bash, edit, write, grep,
+// find, ls.
+func Builtins(opts BuiltinOptions) []Tool {
+	bash := NewBashTool(BashOptions{
+		DefaultTimeout: opts.BashTimeout,
+		MaxTimeout:     opts.BashMaxTimeout,
+		OutputDir:      opts.BashOutputDir,
+	})
+	reads := ReadOptions{AllowOutsideReads: opts.AllowOutsideReads, ExtraReadDirs: []string{bash.OutputDir()}}
+	return []Tool{
+		NewReadTool(reads),
+		bash,
+		NewEditTool(),
+		NewWriteTool(),
+		NewGrepTool(reads),
+		NewFindTool(reads),
+		NewLsTool(reads),
+	}
+}
+
+// ReadOptions configure the tools that only read: read, ls, grep, find.
+type ReadOptions struct {
+	// AllowOutsideReads lets paths resolve outside the workspace.
+	AllowOutsideReads bool
+	// ExtraReadDirs may be read even when confined.
+	ExtraReadDirs []string
+}
+
+func (o ReadOptions) workspace(dir string) (*workspace, error) {
+	var extra []string
+	for _, d := range o.ExtraReadDirs {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			extra = append(extra, real)
+		}
+	}
+	return openWorkspace(dir, o.AllowOutsideReads, extra...)
+}
+
+// errAborted is pi's text for a call stopped by its abort signal.
+var errAborted = errors.New("Operation aborted")
+
+func aborted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return errAborted
+	}
+	return nil
+}
+
+// nodeError renders a file system error as Node does ("ENOENT: no such file
+// or directory, access '/x'"), the text pi's tools throw and models know.
+func nodeError(err error, op, path string) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	code, text := errnoName(errno)
+	if code == "" {
+		return err
+	}
+	if errno == syscall.EISDIR {
+		return fmt.Errorf("%s: %s, %s", code, text, op)
+	}
+	return fmt.Errorf("%s: %s, %s '%s'", code, text, op, path)
+}
+
+func errnoName(e syscall.Errno) (code, text string) {
+	switch e {
+	case syscall.ENOENT:
+		return "ENOENT", "no such file or directory"
+	case syscall.EACCES:
+		return "EACCES", "permission denied"
+	case syscall.EPERM:
+		return "EPERM", "operation not permitted"
+	case syscall.EISDIR:
+		return "EISDIR", "illegal operation on a directory"
+	case syscall.ENOTDIR:
+		return "ENOTDIR", "not a directory"
+	case syscall.ELOOP:
+		return "ELOOP", "too many symbolic links encountered"
+	}
+	return "", ""
+}
+
+// fileLocks serialises write and edit on the same file within this worker
+// (pi's withFileMutationQueue), so parallel calls cannot interleave a
+// read-modify-write.
+var fileLocks sync.Map // real path -> *sync.Mutex
+
+func lockFile(abs string) func() {
+	key := abs
+	if real, err := realPath(abs); err == nil {
+		key = real
+	}
+	m, _ := fileLocks.LoadOrStore(key, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}

@@ -1,0 +1,194 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// ReadToolName is the read tool's name.
+const ReadToolName = "read"
+
+// Read limits beyond the shared DefaultMaxLines and DefaultMaxBytes.
+const (
+	// ReadMaxImageBytes is the largest image read attaches: its base64 form
+	// (4/3 larger) must fit MaxResultBytes. pi resizes larger images; this
+	// tool says how to make a smaller copy instead.
+	ReadMaxImageBytes = 700 * 1024
+	// ReadMaxFileBytes is the largest text file read loads.
+	ReadMaxFileBytes = 100 * 1024 * 1024
+	// binarySniffBytes is how far read, edit and grep look for a NUL byte,
+	// git's test for a binary file.
+	binarySniffBytes = 8000
+)
+
+//go:embed descriptions/read.md
+var readDescription string
+
+// ReadParams are read's arguments.
+type ReadParams struct {
+	Path   string `json:"path" description:"Path to the file to read (relative or absolute)"`
+	Offset *int   `json:"offset,omitempty" description:"Line number to start reading from (1-indexed)"`
+	Limit  *int   `json:"limit,omitempty" description:"Maximum number of lines to read"`
+}
+
+// ReadTool reads text files with head truncation, and images as image blocks.
+type ReadTool struct {
+	opts ReadOptions
+	def  Definition
+}
+
+// NewReadTool returns the read tool.
+func NewReadTool(opts ReadOptions) *ReadTool {
+	data := map[string]any{"MaxLines": DefaultMaxLines, "MaxKB": DefaultMaxBytes / 1024}
+	return &ReadTool{opts: opts, def: Definition{
+		Name:          ReadToolName,
+		Label:         ReadToolName,
+		Description:   renderText(readDescription, data),
+		Parameters:    paramsSchema(ReadParams{}, data, false),
+		ExecutionMode: agent.ExecutionParallel,
+	}}
+}
+
+// Definition implements Tool.
+func (t *ReadTool) Definition() Definition { return t.def }
+
+// Execute implements Tool.
+func (t *ReadTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	var p ReadParams
+	if err := decodeParams(call.Args, &p); err != nil {
+		return agent.ToolResult{}, err
+	}
+	ws, err := t.opts.workspace(call.Workspace)
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	abs, err := ws.ResolveRead(p.Path)
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	if err := aborted(ctx); err != nil {
+		return agent.ToolResult{}, err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return agent.ToolResult{}, nodeError(err, "access", abs)
+	}
+	if info.IsDir() {
+		return agent.ToolResult{}, fmt.Errorf("EISDIR: illegal operation on a directory, read")
+	}
+	head, err := readHead(abs, 512)
+	if err != nil {
+		return agent.ToolResult{}, nodeError(err, "open", abs)
+	}
+	if mime := imageMime(head); mime != "" {
+		return readImage(abs, mime, info.Size())
+	}
+	if info.Size() > ReadMaxFileBytes {
+		return agent.ToolResult{}, fmt.Errorf("File %s is %s; read loads files up to %s. Use bash (e.g. sed -n '1,%dp' %s) to view part of it.",
+			p.Path, FormatSize(int(info.Size())), FormatSize(ReadMaxFileBytes), DefaultMaxLines, p.Path)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return agent.ToolResult{}, nodeError(err, "open", abs)
+	}
+	if isBinary(data) {
+		return agent.ToolResult{}, fmt.Errorf("Cannot read binary file %s (%s, not a supported image). Use bash (e.g. file or xxd | head) to inspect it.",
+			p.Path, FormatSize(len(data)))
+	}
+	return readText(strings.ToValidUTF8(string(data), "\uFFFD"), p)
+}
+
+// readText applies offset, limit and head truncation with pi's notices.
+func readText(content string, p ReadParams) (agent.ToolResult, error) {
+	lines := strings.Split(content, "\n")
+	start := 0
+	if p.Offset != nil && *p.Offset > 0 {
+		start = *p.Offset - 1
+	}
+	if start >= len(lines) {
+		return agent.ToolResult{}, fmt.Errorf("Offset %d is beyond end of file (%d lines total)", *p.Offset, len(lines))
+	}
+	end := len(lines)
+	if p.Limit != nil {
+		end = min(max(start+*p.Limit, start), len(lines))
+	}
+	tr := TruncateHead(strings.Join(lines[start:end], "\n"), DefaultMaxLines, DefaultMaxBytes)
+	first := start + 1
+	var text string
+	var details any
+	switch {
+	case tr.FirstLineExceedsLimit:
+		text = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
+			first, FormatSize(len(lines[start])), FormatSize(DefaultMaxBytes), first, p.Path, DefaultMaxBytes)
+		details = map[string]any{"truncation": tr}
+	case tr.Truncated:
+		last := first + tr.OutputLines - 1
+		limitNote := ""
+		if tr.TruncatedBy == "bytes" {
+			limitNote = fmt.Sprintf(" (%s limit)", FormatSize(DefaultMaxBytes))
+		}
+		text = tr.Content + fmt.Sprintf("\n\n[Showing lines %d-%d of %d%s. Use offset=%d to continue.]",
+			first, last, len(lines), limitNote, last+1)
+		details = map[string]any{"truncation": tr}
+	case p.Limit != nil && end < len(lines):
+		text = tr.Content + fmt.Sprintf("\n\n[%d more lines in file. Use offset=%d to continue.]", len(lines)-end, end+1)
+	default:
+		text = tr.Content
+	}
+	return agent.ToolResult{Content: []agent.Content{agent.Text(text)}, Details: detailsJSON(details)}, nil
+}
+
+// readImage attaches an image, or says how to shrink one that is too big.
+func readImage(abs, mime string, size int64) (agent.ToolResult, error) {
+	note := fmt.Sprintf("Read image file [%s]", mime)
+	if size > ReadMaxImageBytes {
+		note += fmt.Sprintf("\n[Image omitted: %s exceeds the %s inline image limit. Use bash to make a smaller copy (e.g. convert in.png -resize 50%% out.jpg) and read that.]",
+			FormatSize(int(size)), FormatSize(ReadMaxImageBytes))
+		return agent.TextResult(note), nil
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return agent.ToolResult{}, nodeError(err, "open", abs)
+	}
+	return agent.ToolResult{Content: []agent.Content{
+		agent.Text(note),
+		agent.Image(base64.StdEncoding.EncodeToString(data), mime),
+	}}, nil
+}
+
+// imageMime sniffs the image formats pi sends as attachments.
+func imageMime(head []byte) string {
+	switch m := http.DetectContentType(head); m {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+		return m
+	}
+	return ""
+}
+
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	return buf[:k], nil
+}
+
+// isBinary is git's test: a NUL byte near the start.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0
+}

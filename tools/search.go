@@ -1,0 +1,210 @@
+package tools
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// The search tools (grep, find) walk in Go rather than calling ripgrep or fd:
+// the same results on every worker, nothing to install, and nothing pi
+// would download at run time.
+
+// ignoreRule is one line of a .gitignore.
+type ignoreRule struct {
+	base     string // absolute directory of the .gitignore
+	pattern  string // doublestar pattern, relative to base
+	anchored bool   // matched against the path below base, else the name
+	negate   bool
+	dirOnly  bool
+}
+
+// parseGitignore turns .gitignore lines into rules (gitignore(5)).
+func parseGitignore(base, text string) []ignoreRule {
+	var rules []ignoreRule
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, "\\ ") {
+			line = line[:len(line)-1]
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		r := ignoreRule{base: base}
+		if strings.HasPrefix(line, "!") {
+			r.negate, line = true, line[1:]
+		}
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly, line = true, strings.TrimRight(line, "/")
+		}
+		if strings.Contains(line, "/") {
+			r.anchored, line = true, strings.TrimPrefix(line, "/")
+		}
+		// gitignore has no {a,b} alternation; doublestar would read one.
+		line = strings.NewReplacer("{", "\\{", "}", "\\}").Replace(line)
+		if line == "" || !doublestar.ValidatePattern(line) {
+			continue
+		}
+		r.pattern = line
+		rules = append(rules, r)
+	}
+	return rules
+}
+
+// ignorer holds the rules of every .gitignore seen, by directory.
+type ignorer struct {
+	byDir map[string][]ignoreRule
+	top   []ignoreRule // from the search root's ancestors
+}
+
+// newIgnorer reads .gitignore files from root's ancestors down to root,
+// starting at the repository root (a directory holding .git) or at stop,
+// whichever is nearer; rules above a repository do not apply in it.
+func newIgnorer(root, stop string) *ignorer {
+	ig := &ignorer{byDir: map[string][]ignoreRule{}}
+	var dirs []string
+	for dir := filepath.Dir(root); within(stop, dir) && dir != root; dir = filepath.Dir(dir) {
+		dirs = append(dirs, dir)
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil || dir == stop {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
+		dirs = nil // root is the repository root
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		ig.top = append(ig.top, ig.load(dirs[i])...)
+	}
+	return ig
+}
+
+func (ig *ignorer) load(dir string) []ignoreRule {
+	b, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return nil
+	}
+	return parseGitignore(dir, string(b))
+}
+
+// enter reads a directory's own .gitignore as the walk reaches it.
+func (ig *ignorer) enter(dir string) {
+	ig.byDir[dir] = ig.load(dir)
+}
+
+// ignored applies the rules of abs's ancestors, outermost first; the last
+// matching rule decides.
+func (ig *ignorer) ignored(abs string, isDir bool, root string) bool {
+	var dirs []string
+	for d := filepath.Dir(abs); within(root, d); d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if d == root {
+			break
+		}
+	}
+	rules := ig.top
+	for i := len(dirs) - 1; i >= 0; i-- {
+		rules = append(rules[:len(rules):len(rules)], ig.byDir[dirs[i]]...)
+	}
+	ignored := false
+	for _, r := range rules {
+		if r.dirOnly && !isDir {
+			continue
+		}
+		name := filepath.Base(abs)
+		if r.anchored {
+			rel, err := filepath.Rel(r.base, abs)
+			if err != nil {
+				continue
+			}
+			name = filepath.ToSlash(rel)
+		}
+		if doublestar.MatchUnvalidated(r.pattern, name) {
+			ignored = !r.negate
+		}
+	}
+	return ignored
+}
+
+// walkEntry is one path a search visits.
+type walkEntry struct {
+	abs, rel string // rel is slash-separated, relative to the search root
+	isDir    bool
+	symlink  bool
+}
+
+// walkSearch visits every path below root that .gitignore does not exclude,
+// in lexical order, hidden files included and .git excluded (rg and fd as
+// pi calls them: --hidden, gitignore honoured). Symlinks are reported but
+// not followed.
+func walkSearch(ctx context.Context, root, stop string, visit func(walkEntry) error) error {
+	ig := newIgnorer(root, stop)
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return errAborted
+		}
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // unreadable entries are skipped, as rg and fd do
+		}
+		if p == root {
+			ig.enter(p)
+			return nil
+		}
+		isDir := d.IsDir()
+		if (isDir && d.Name() == ".git") || ig.ignored(p, isDir, root) {
+			if isDir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if isDir {
+			ig.enter(p)
+		}
+		rel, _ := filepath.Rel(root, p)
+		return visit(walkEntry{abs: p, rel: filepath.ToSlash(rel), isDir: isDir, symlink: d.Type()&fs.ModeSymlink != 0})
+	})
+}
+
+// globMatcher matches search paths against a glob the way fd and rg do: a
+// pattern without a slash matches the file name at any depth, one with a
+// slash matches the path below the search root.
+type globMatcher struct {
+	pattern    string
+	hasSlash   bool
+	ignoreCase bool
+}
+
+func newGlobMatcher(pattern string, smartCase bool) (*globMatcher, bool) {
+	g := &globMatcher{pattern: pattern, hasSlash: strings.Contains(pattern, "/")}
+	if smartCase && strings.ToLower(pattern) == pattern {
+		g.ignoreCase = true
+	}
+	if g.hasSlash {
+		g.pattern = strings.TrimPrefix(g.pattern, "/")
+		if !strings.HasPrefix(g.pattern, "**/") && g.pattern != "**" {
+			g.pattern = "**/" + g.pattern
+		}
+	}
+	return g, doublestar.ValidatePattern(g.pattern)
+}
+
+func (g *globMatcher) match(rel string) bool {
+	name := rel
+	if !g.hasSlash {
+		name = path.Base(rel)
+	}
+	if g.ignoreCase {
+		name = strings.ToLower(name)
+	}
+	return doublestar.MatchUnvalidated(g.pattern, name)
+}
