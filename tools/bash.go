@@ -121,6 +121,10 @@ func seconds(d time.Duration) string {
 
 // Execute implements Tool.
 func (t *BashTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	var p BashParams
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err

@@ -85,6 +85,10 @@ func (t *EditTool) PrepareArguments(args map[string]any) (map[string]any, error)
 
 // Execute implements Tool.
 func (t *EditTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *EditTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	var p EditParams
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err

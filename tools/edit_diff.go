@@ -14,7 +14,7 @@ const (
 	diffMaxEdits = 1000
 	// diffMaxLineLength and diffMaxBytes cap what details.diff carries.
 	diffMaxLineLength = 2000
-	diffMaxBytes      = 256 * 1024
+	diffMaxBytes      = 128 * 1024
 )
 
 type diffPart struct {

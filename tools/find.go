@@ -53,6 +53,10 @@ func (t *FindTool) Definition() Definition { return t.def }
 
 // Execute implements Tool.
 func (t *FindTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *FindTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	var p FindParams
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err

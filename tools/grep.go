@@ -76,6 +76,10 @@ type grepRun struct {
 
 // Execute implements Tool.
 func (t *GrepTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *GrepTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	g := &grepRun{}
 	if err := decodeParams(call.Args, &g.p); err != nil {
 		return agent.ToolResult{}, err

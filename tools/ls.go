@@ -52,6 +52,10 @@ func (t *LsTool) Definition() Definition { return t.def }
 
 // Execute implements Tool.
 func (t *LsTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *LsTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	var p LsParams
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err

@@ -63,6 +63,10 @@ func (t *ReadTool) Definition() Definition { return t.def }
 
 // Execute implements Tool.
 func (t *ReadTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *ReadTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	var p ReadParams
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err

@@ -1,10 +1,14 @@
 package tools
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/durable-agents/agentloop/agent"
 )
 
 // Output limits shared by the built-in tools (pi's truncate.ts). Whichever of
@@ -165,4 +169,64 @@ func joinNotices(notices []string) string {
 		return ""
 	}
 	return "\n\n[" + strings.Join(notices, ". ") + "]"
+}
+
+// capResult is the last guard of the payload limit: whatever a tool built,
+// the result's JSON stays within MaxResultBytes. It drops details first (only
+// clients see them), then images, then cuts text; each step says so.
+func capResult(r agent.ToolResult) agent.ToolResult {
+	if resultSize(r) <= MaxResultBytes {
+		return r
+	}
+	r.Details = json.RawMessage(`{"omitted":"details exceeded the result size limit"}`)
+	content := append([]agent.Content(nil), r.Content...)
+	r.Content = content
+	if resultSize(r) <= MaxResultBytes {
+		return r
+	}
+	for i, c := range content {
+		if c.Type == agent.ContentImage {
+			content[i] = agent.Text(fmt.Sprintf("[Image omitted: %s of base64 exceeds the result size limit.]", FormatSize(len(c.Data))))
+		}
+	}
+	// A text byte can take six bytes of JSON (\u0001), so a sixth of the
+	// limit, shared by the blocks, always fits.
+	share := MaxResultBytes / 6 / max(1, len(content))
+	for resultSize(r) > MaxResultBytes && share > 0 {
+		for i, c := range content {
+			if c.Type == agent.ContentText && len(c.Text) > share {
+				content[i].Text = headBytes(c.Text, share) + fmt.Sprintf("\n\n[Output truncated to %s to fit the result size limit.]", FormatSize(share))
+			}
+		}
+		share /= 2
+	}
+	return r
+}
+
+func resultSize(r agent.ToolResult) int {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// capError bounds an error's text the same way: it becomes the model's
+// error result.
+func capError(err error) error {
+	if err == nil || len(err.Error()) <= MaxResultBytes/6 {
+		return err
+	}
+	if IsFault(err) {
+		return err
+	}
+	return errors.New(headBytes(err.Error(), MaxResultBytes/6) + "\n\n[Error text truncated to fit the result size limit.]")
+}
+
+// finish applies both guards to a tool's return values.
+func finish(r agent.ToolResult, err error) (agent.ToolResult, error) {
+	if err != nil {
+		return agent.ToolResult{}, capError(err)
+	}
+	return capResult(r), nil
 }

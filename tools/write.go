@@ -45,6 +45,10 @@ func (t *WriteTool) Definition() Definition { return t.def }
 
 // Execute implements Tool.
 func (t *WriteTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return finish(t.execute(ctx, call))
+}
+
+func (t *WriteTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
 	var p WriteParams
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err

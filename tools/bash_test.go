@@ -1,0 +1,228 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+func newTestBash(t *testing.T) *BashTool {
+	return NewBashTool(BashOptions{KillGrace: 300 * time.Millisecond, OutputDir: t.TempDir()})
+}
+
+func TestBashOutputAndExitCodes(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTestBash(t)
+	tests := []struct {
+		name    string
+		command string
+		want    string
+		wantErr string
+	}{
+		{"stdout", "echo hello", "hello\n", ""},
+		{"stderr joins stdout", "echo out; echo err >&2", "out\nerr\n", ""},
+		{"no output", "true", "(no output)", ""},
+		{"runs in the workspace", "pwd", ws + "\n", ""},
+		{"non-zero exit", "echo partial; exit 3", "", "partial\n\n\nCommand exited with code 3"},
+		{"non-zero exit without output", "exit 1", "", "(no output)\n\nCommand exited with code 1"},
+		{"killed by a signal", "kill -SEGV $$", "", "(no output)\n\nCommand terminated by signal segmentation fault"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.wantErr != "" {
+				if got := failure(t, tool, ws, map[string]any{"command": tc.command}); got != tc.wantErr {
+					t.Errorf("error %q, want %q", got, tc.wantErr)
+				}
+				return
+			}
+			if got := text(t, tool, ws, map[string]any{"command": tc.command}); got != tc.want {
+				t.Errorf("output %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBashTailTruncationKeepsFullOutput(t *testing.T) {
+	ws := t.TempDir()
+	tool := newTestBash(t)
+	r, err := run(t, tool, ws, map[string]any{"command": "seq 1 3000"})
+	must(t, err)
+	var d struct {
+		Truncation     Truncation `json:"truncation"`
+		FullOutputPath string     `json:"fullOutputPath"`
+	}
+	must(t, json.Unmarshal(r.Details, &d))
+	got := agent.TextOf(r.Content)
+	wantContains(t, got, "\n3000\n", "[Showing lines 1002-3001 of 3001. Full output: "+d.FullOutputPath+"]")
+	if strings.Contains(got, "\n1001\n") {
+		t.Errorf("head of the output should be cut")
+	}
+	full, err := os.ReadFile(d.FullOutputPath)
+	must(t, err)
+	if !strings.HasPrefix(string(full), "1\n2\n") || !strings.HasSuffix(string(full), "2999\n3000\n") {
+		t.Errorf("full output file is incomplete: %d bytes", len(full))
+	}
+
+	// Bytes: 1000 lines of 100 bytes exceed 50 KB first.
+	got = text(t, tool, ws, map[string]any{"command": "for i in $(seq 1 1000); do printf '%099d\\n' $i; done"})
+	wantContains(t, got, "[Showing lines 489-1001 of 1001 (50.0KB limit). Full output: ")
+
+	// One huge line: its end is kept.
+	got = text(t, tool, ws, map[string]any{"command": "head -c 70000 /dev/zero | tr '\\0' x; printf END"})
+	wantContains(t, got, "xEND\n\n[Showing last 50.0KB of line 1 (line is 68.4KB). Full output: ")
+}
+
+// startChildren returns a command that starts two background sleeps and a
+// nested shell, records their PIDs in pidFile, then waits.
+func startChildren(pidFile string, trapTerm bool) string {
+	prefix := ""
+	if trapTerm {
+		prefix = "trap '' TERM; "
+	}
+	return prefix + "sleep 30 & echo $! >> " + pidFile + "; (sleep 30; true) & echo $! >> " + pidFile +
+		"; bash -c 'sleep 30 & echo $! >> " + pidFile + "; wait' & wait"
+}
+
+func TestBashTimeoutKillsProcessTree(t *testing.T) {
+	for _, trap := range []bool{false, true} {
+		t.Run("ignores SIGTERM="+strconv.FormatBool(trap), func(t *testing.T) {
+			ws := t.TempDir()
+			pidFile := filepath.Join(ws, "pids")
+			start := time.Now()
+			got := failure(t, newTestBash(t), ws, map[string]any{"command": startChildren(pidFile, trap), "timeout": 0.5})
+			if got != "Command timed out after 0.5 seconds" {
+				t.Errorf("error %q", got)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %v", d)
+			}
+			assertGone(t, readPIDs(t, pidFile, 3))
+		})
+	}
+}
+
+func TestBashCancellationKillsProcessTree(t *testing.T) {
+	ws := t.TempDir()
+	pidFile := filepath.Join(ws, "pids")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := newTestBash(t).Execute(ctx, Call{Args: map[string]any{"command": "echo started; " + startChildren(pidFile, false)}, Workspace: ws})
+		done <- err
+	}()
+	pids := readPIDs(t, pidFile, 3)
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != "started\n\n\nCommand aborted" {
+			t.Errorf("error %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled command did not return")
+	}
+	assertGone(t, pids)
+}
+
+func TestBashBackgroundChildrenDoNotOutliveTheCall(t *testing.T) {
+	ws := t.TempDir()
+	pidFile := filepath.Join(ws, "pids")
+	text(t, newTestBash(t), ws, map[string]any{"command": "sleep 30 > /dev/null 2>&1 & echo $! > " + pidFile})
+	assertGone(t, readPIDs(t, pidFile, 1))
+}
+
+func TestBashStreamsPartialResults(t *testing.T) {
+	ws := t.TempDir()
+	var mu sync.Mutex
+	var updates []string
+	call := Call{
+		Args:      map[string]any{"command": "echo one; sleep 0.3; echo two"},
+		Workspace: ws,
+		Update: func(r agent.ToolResult) {
+			mu.Lock()
+			defer mu.Unlock()
+			updates = append(updates, agent.TextOf(r.Content))
+		},
+	}
+	r, err := newTestBash(t).Execute(context.Background(), call)
+	must(t, err)
+	if got := agent.TextOf(r.Content); got != "one\ntwo\n" {
+		t.Errorf("final %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(updates) < 3 || updates[0] != "" || updates[1] != "one\n" || updates[len(updates)-1] != "one\ntwo\n" {
+		t.Errorf("updates %q: want the empty start, one, then one two", updates)
+	}
+}
+
+func TestBashTimeoutOptions(t *testing.T) {
+	tool := NewBashTool(BashOptions{DefaultTimeout: 300 * time.Millisecond, MaxTimeout: time.Hour})
+	if got := failure(t, tool, t.TempDir(), map[string]any{"command": "sleep 5"}); got != "Command timed out after 0.3 seconds" {
+		t.Errorf("default timeout: %q", got)
+	}
+	wantContains(t, tool.Definition().Description, "(default: 0.3, maximum: 3600)")
+	capped := NewBashTool(BashOptions{MaxTimeout: 200 * time.Millisecond})
+	if got := failure(t, capped, t.TempDir(), map[string]any{"command": "sleep 5", "timeout": 100.0}); got != "Command timed out after 0.2 seconds" {
+		t.Errorf("capped timeout: %q", got)
+	}
+	got := failure(t, tool, filepath.Join(t.TempDir(), "gone"), map[string]any{"command": "true"})
+	wantContains(t, got, "Working directory does not exist: ")
+}
+
+// readPIDs waits until the command has written n PIDs.
+func readPIDs(t *testing.T, file string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(file)
+		fields := strings.Fields(string(b))
+		if len(fields) >= n {
+			var pids []int
+			for _, f := range fields {
+				pid, err := strconv.Atoi(f)
+				must(t, err)
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("command did not record %d PIDs", n)
+	return nil
+}
+
+// assertGone checks with kill(pid, 0) that no process is left; a zombie
+// (dead, waiting for a reaper that may never come in a container) counts as
+// gone.
+func assertGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for _, pid := range pids {
+		for {
+			err := syscall.Kill(pid, 0)
+			if err == syscall.ESRCH || isZombie(pid) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("process %d is still alive", pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func isZombie(pid int) bool {
+	state, _, ok := procStat(strconv.Itoa(pid))
+	return ok && state == "Z"
+}
