@@ -145,6 +145,10 @@ type walkEntry struct {
 // pi calls them: --hidden, gitignore honoured). Symlinks are reported but
 // not followed.
 func walkSearch(ctx context.Context, root, stop string, visit func(walkEntry) error) error {
+	// A search root given as a symlink is followed, as rg and fd do.
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
 	ig := newIgnorer(root, stop)
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -147,7 +148,7 @@ func realPath(abs string) (string, error) {
 			}
 			return real, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return "", err
 		}
 		// A dangling symlink counts as outside unless its target is known
