@@ -189,9 +189,9 @@ func capResult(r agent.ToolResult) agent.ToolResult {
 			content[i] = agent.Text(fmt.Sprintf("[Image omitted: %s of base64 exceeds the result size limit.]", FormatSize(len(c.Data))))
 		}
 	}
-	// A text byte can take six bytes of JSON (\u0001), so a sixth of the
-	// limit, shared by the blocks, always fits.
-	share := MaxResultBytes / 6 / max(1, len(content))
+	// A text byte can take six bytes of JSON (\u0001); an eighth of the
+	// limit, shared by the blocks, fits with room for the rest.
+	share := MaxResultBytes / 8 / max(1, len(content))
 	for resultSize(r) > MaxResultBytes && share > 0 {
 		for i, c := range content {
 			if c.Type == agent.ContentText && len(c.Text) > share {
