@@ -1,0 +1,154 @@
+package llm
+
+import (
+	"slices"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// assembler builds an assistant message from a provider's stream and emits
+// pi-ai's stream events for it, each carrying a snapshot of the message so
+// far. Every provider drives one, so all of them produce the same event
+// sequence: start, then per block *_start, *_delta..., *_end, then done or
+// error.
+type assembler struct {
+	msg   agent.Message
+	usage agent.Usage
+	price Price
+	emit  func(agent.StreamEvent)
+	// partialJSON is the argument text received so far, by content index
+	// of a tool call block.
+	partialJSON map[int]string
+}
+
+func newAssembler(api, provider, model string, price Price, emit func(agent.StreamEvent)) *assembler {
+	if emit == nil {
+		emit = func(agent.StreamEvent) {}
+	}
+	return &assembler{
+		msg: agent.Message{
+			Role:       agent.RoleAssistant,
+			Content:    []agent.Content{},
+			API:        api,
+			Provider:   provider,
+			Model:      model,
+			StopReason: agent.StopReasonStop,
+		},
+		price:       price,
+		emit:        emit,
+		partialJSON: map[int]string{},
+	}
+}
+
+// snapshot copies the message so a consumer may keep it while the stream
+// goes on; strings and argument maps are never mutated, so a shallow copy
+// of the blocks is enough.
+func (a *assembler) snapshot() *agent.Message {
+	m := a.msg
+	m.Content = slices.Clone(a.msg.Content)
+	u := a.usage
+	m.Usage = &u
+	return &m
+}
+
+func (a *assembler) start() {
+	a.emit(agent.StreamEvent{Type: agent.StreamStart, Partial: a.snapshot()})
+}
+
+// setUsage records the provider's token counts and prices them.
+func (a *assembler) setUsage(u agent.Usage) {
+	a.price.fill(&u)
+	a.usage = u
+}
+
+// startBlock appends a block and announces it; it returns the block's
+// content index.
+func (a *assembler) startBlock(c agent.Content) int {
+	a.msg.Content = append(a.msg.Content, c)
+	i := len(a.msg.Content) - 1
+	a.emit(agent.StreamEvent{Type: blockKind(c) + "_start", ContentIndex: i, Partial: a.snapshot()})
+	return i
+}
+
+func blockKind(c agent.Content) string {
+	switch c.Type {
+	case agent.ContentText:
+		return "text"
+	case agent.ContentThinking:
+		return "thinking"
+	default:
+		return "toolcall"
+	}
+}
+
+func (a *assembler) textDelta(i int, delta string) {
+	a.msg.Content[i].Text += delta
+	a.emit(agent.StreamEvent{Type: agent.StreamTextDelta, ContentIndex: i, Delta: delta, Partial: a.snapshot()})
+}
+
+func (a *assembler) thinkingDelta(i int, delta string) {
+	a.msg.Content[i].Thinking += delta
+	a.emit(agent.StreamEvent{Type: agent.StreamThinkingDelta, ContentIndex: i, Delta: delta, Partial: a.snapshot()})
+}
+
+// toolDelta adds a fragment of a tool call's argument JSON; the partial
+// message carries the arguments parsed so far, as in pi.
+func (a *assembler) toolDelta(i int, delta string) {
+	a.partialJSON[i] += delta
+	a.msg.Content[i].Arguments = parseStreamingJSON(a.partialJSON[i])
+	a.emit(agent.StreamEvent{Type: agent.StreamToolCallDelta, ContentIndex: i, Delta: delta, Partial: a.snapshot()})
+}
+
+// endBlock closes a block; a tool call's arguments are parsed one last time
+// from everything received.
+func (a *assembler) endBlock(i int) {
+	c := &a.msg.Content[i]
+	ev := agent.StreamEvent{Type: blockKind(*c) + "_end", ContentIndex: i}
+	switch c.Type {
+	case agent.ContentText:
+		ev.Content = c.Text
+	case agent.ContentThinking:
+		ev.Content = c.Thinking
+	default:
+		if raw, ok := a.partialJSON[i]; ok {
+			c.Arguments = parseStreamingJSON(raw)
+			delete(a.partialJSON, i)
+		}
+		call := *c
+		ev.ToolCall = &call
+	}
+	ev.Partial = a.snapshot()
+	a.emit(ev)
+}
+
+// final returns the finished message.
+func (a *assembler) final() agent.Message {
+	m := *a.snapshot()
+	return m
+}
+
+// done ends a stream that completed: stop, length or toolUse.
+func (a *assembler) done() agent.Message {
+	m := a.final()
+	a.emit(agent.StreamEvent{Type: agent.StreamDone, Reason: string(m.StopReason), Message: &m})
+	return m
+}
+
+// fail ends the stream with stopReason error or aborted and the given
+// errorMessage. Tool calls cut short keep the arguments parsed so far.
+func (a *assembler) fail(reason agent.StopReason, message string) agent.Message {
+	for i, raw := range a.partialJSON {
+		a.msg.Content[i].Arguments = parseStreamingJSON(raw)
+	}
+	a.partialJSON = map[int]string{}
+	a.msg.StopReason = reason
+	a.msg.ErrorMessage = message
+	m := a.final()
+	a.emit(agent.StreamEvent{Type: agent.StreamError, Reason: string(reason), Error: &m})
+	return m
+}
+
+// aborted ends the stream the way pi ends one whose signal fired.
+func (a *assembler) aborted() agent.Message {
+	return a.fail(agent.StopReasonAborted, agent.AbortedErrorMessage)
+}

@@ -1,0 +1,78 @@
+package llm
+
+import (
+	"encoding/json"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+const pngData = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+var testTools = []Tool{
+	{
+		Name:        "get_weather",
+		Description: "Current weather in a city.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}`),
+	},
+	{
+		Name:        "screenshot",
+		Description: "Take a screenshot.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
+	},
+}
+
+// testTranscript is a conversation that exercises every mapping rule: an
+// earlier turn by another provider (its thinking becomes text, its ids are
+// rewritten), a turn by the model itself with signed thinking and two tool
+// calls, an aborted turn that must be dropped, and tool results with text,
+// with only an image, and a call left without a result.
+func testTranscript(provider, api, model string, self []agent.Content) []agent.Message {
+	return []agent.Message{
+		{Role: agent.RoleUser, Content: []agent.Content{agent.Text("hi")}},
+		{
+			Role: agent.RoleAssistant, Provider: "other", API: "openai-responses", Model: "gpt-5",
+			StopReason: agent.StopReasonToolUse,
+			Content: []agent.Content{
+				{Type: agent.ContentThinking, Thinking: "Foreign thoughts.", ThinkingSignature: `{"type":"reasoning","id":"rs_1"}`},
+				{Type: agent.ContentText, Text: "Checking the time.", TextSignature: `{"v":1,"id":"msg_1"}`},
+				agent.ToolCall("call_9|fc_9+x", "clock", map[string]any{}),
+			},
+		},
+		{Role: agent.RoleToolResult, ToolCallID: "call_9|fc_9+x", ToolName: "clock", Content: []agent.Content{agent.Text("12:00")}},
+		{Role: agent.RoleUser, Content: []agent.Content{
+			agent.Text("What's the weather in Paris? Also show me the screen."),
+			agent.Image(pngData, "image/png"),
+		}},
+		{Role: agent.RoleAssistant, Provider: provider, API: api, Model: model, StopReason: agent.StopReasonToolUse, Content: self},
+		{Role: agent.RoleToolResult, ToolCallID: selfCallID(self, 0), ToolName: "get_weather", Content: []agent.Content{agent.Text("18°C & sunny")}},
+		{Role: agent.RoleToolResult, ToolCallID: selfCallID(self, 1), ToolName: "screenshot", Content: []agent.Content{agent.Image(pngData, "image/png")}, IsError: false},
+		{
+			Role: agent.RoleAssistant, Provider: provider, API: api, Model: model,
+			StopReason: agent.StopReasonAborted, ErrorMessage: agent.AbortedErrorMessage,
+			Content: []agent.Content{agent.Text("I was interrupted")},
+		},
+		{Role: agent.RoleUser, Content: []agent.Content{agent.Text("  "), agent.Text("Thanks! What next?")}},
+	}
+}
+
+func selfCallID(self []agent.Content, n int) string {
+	for _, c := range self {
+		if c.Type == agent.ContentToolCall {
+			if n == 0 {
+				return c.ID
+			}
+			n--
+		}
+	}
+	return ""
+}
+
+func testRequest(msgs []agent.Message, reasoning string) Request {
+	temp := 0.2
+	return Request{
+		SystemPrompt: "You are a helpful assistant.",
+		Messages:     msgs,
+		Tools:        testTools,
+		Options:      agent.ModelOptions{Reasoning: reasoning, Temperature: &temp, SessionID: "session-1"},
+	}
+}
