@@ -145,3 +145,11 @@ func scrub(text string, secrets ...string) string {
 // errStreamCut is the failure of a stream that ended before the provider
 // said it was complete.
 var errStreamCut = errors.New("stream ended before the response was complete")
+
+// truncate bounds provider text that goes into an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,255 @@
+package llm
+
+import (
+	"strings"
+
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// responsesStream turns Responses API events into the assembler's calls, as
+// pi-ai's processResponsesStream does: one block per output item, open
+// from output_item.added to output_item.done.
+type responsesStream struct {
+	a *assembler
+	// item is the type of the open output item, block its content index
+	// (-1 when none is open).
+	item  string
+	block int
+	// parts are the types of the open item's parts (summary parts of a
+	// reasoning item, output_text or refusal parts of a message); deltas
+	// only count when the last part is of their kind.
+	parts     []string
+	completed bool
+	unhandled string
+	// err is a failure reported inside the stream.
+	err *Error
+}
+
+func newResponsesStream(a *assembler) *responsesStream {
+	return &responsesStream{a: a, block: -1}
+}
+
+func (s *responsesStream) handle(ev responses.ResponseStreamEventUnion) {
+	switch ev.Type {
+	case "response.created":
+		s.a.msg.ResponseID = ev.Response.ID
+	case "response.output_item.added":
+		s.itemAdded(ev.Item)
+	case "response.reasoning_summary_part.added":
+		if s.item == "reasoning" {
+			s.parts = append(s.parts, "summary_text")
+		}
+	case "response.reasoning_summary_text.delta":
+		if s.open(agent.ContentThinking, "reasoning") && len(s.parts) > 0 {
+			s.a.thinkingDelta(s.block, ev.Delta)
+		}
+	case "response.reasoning_summary_part.done":
+		if s.open(agent.ContentThinking, "reasoning") && len(s.parts) > 0 {
+			s.a.thinkingDelta(s.block, "\n\n")
+		}
+	case "response.reasoning_text.delta":
+		if s.open(agent.ContentThinking, "reasoning") {
+			s.a.thinkingDelta(s.block, ev.Delta)
+		}
+	case "response.content_part.added":
+		if s.item == "message" && (ev.Part.Type == "output_text" || ev.Part.Type == "refusal") {
+			s.parts = append(s.parts, ev.Part.Type)
+		}
+	case "response.output_text.delta":
+		if s.open(agent.ContentText, "message") && s.lastPart() == "output_text" {
+			s.a.textDelta(s.block, ev.Delta)
+		}
+	case "response.refusal.delta":
+		if s.open(agent.ContentText, "message") && s.lastPart() == "refusal" {
+			s.a.textDelta(s.block, ev.Delta)
+		}
+	case "response.function_call_arguments.delta":
+		if s.open(agent.ContentToolCall, "function_call") {
+			s.a.toolDelta(s.block, ev.Delta)
+		}
+	case "response.function_call_arguments.done":
+		if s.open(agent.ContentToolCall, "function_call") {
+			s.argumentsDone(ev.Arguments)
+		}
+	case "response.output_item.done":
+		s.itemDone(ev.Item)
+	case "response.completed", "response.incomplete":
+		// pi reads only response.completed; an incomplete response (the
+		// output limit reached) carries usage and status just the same.
+		s.responseDone(ev.Response)
+	case "error":
+		s.err = classifyStatus(statusOfCode(ev.Code), nil, "Error Code "+ev.Code+": "+ev.Message, ev.Code)
+	case "response.failed":
+		s.failed(ev.Response)
+	}
+}
+
+// open reports whether a block of the given type is open for an item of
+// the given type.
+func (s *responsesStream) open(blockType, itemType string) bool {
+	return s.item == itemType && s.block >= 0 && s.a.msg.Content[s.block].Type == blockType
+}
+
+func (s *responsesStream) lastPart() string {
+	if len(s.parts) == 0 {
+		return ""
+	}
+	return s.parts[len(s.parts)-1]
+}
+
+func (s *responsesStream) itemAdded(item responses.ResponseOutputItemUnion) {
+	var c agent.Content
+	switch item.Type {
+	case "reasoning":
+		c = agent.Content{Type: agent.ContentThinking}
+	case "message":
+		c = agent.Content{Type: agent.ContentText}
+	case "function_call":
+		// The id keeps both the call id, which the result answers, and the
+		// item id, which the call is sent back under.
+		c = agent.ToolCall(item.CallID+"|"+item.ID, item.Name, map[string]any{})
+	default:
+		return
+	}
+	s.item, s.parts = item.Type, nil
+	s.block = s.a.startBlock(c)
+	if c.Type == agent.ContentToolCall {
+		s.a.partialJSON[s.block] = item.Arguments.OfString
+	}
+}
+
+// argumentsDone takes the complete arguments; the part not yet streamed is
+// emitted as a last delta.
+func (s *responsesStream) argumentsDone(full string) {
+	prev := s.a.partialJSON[s.block]
+	if rest, ok := strings.CutPrefix(full, prev); ok && rest != "" {
+		s.a.toolDelta(s.block, rest)
+		return
+	}
+	s.a.partialJSON[s.block] = full
+	s.a.msg.Content[s.block].Arguments = parseStreamingJSON(full)
+}
+
+// itemDone closes the open block with the item's final form: the reasoning
+// item itself is the thinking's signature, and the message id the text's.
+func (s *responsesStream) itemDone(item responses.ResponseOutputItemUnion) {
+	switch {
+	case item.Type == "reasoning" && s.open(agent.ContentThinking, "reasoning"):
+		c := &s.a.msg.Content[s.block]
+		if text := reasoningText(item); text != "" {
+			c.Thinking = text
+		}
+		c.ThinkingSignature = item.RawJSON()
+	case item.Type == "message" && s.open(agent.ContentText, "message"):
+		var text strings.Builder
+		for _, part := range item.Content {
+			if part.Type == "output_text" {
+				text.WriteString(part.Text)
+			} else {
+				text.WriteString(part.Refusal)
+			}
+		}
+		c := &s.a.msg.Content[s.block]
+		c.Text = text.String()
+		c.TextSignature = encodeTextSignature(item.ID, string(item.Phase))
+	case item.Type == "function_call" && s.open(agent.ContentToolCall, "function_call"):
+		if s.a.partialJSON[s.block] == "" {
+			s.a.partialJSON[s.block] = orDefault(item.Arguments.OfString, "{}")
+		}
+	default:
+		return
+	}
+	s.a.endBlock(s.block)
+	s.item, s.block, s.parts = "", -1, nil
+}
+
+// reasoningText is the summary, or else the raw reasoning, of an item.
+func reasoningText(item responses.ResponseOutputItemUnion) string {
+	var summary, content []string
+	for _, p := range item.Summary {
+		summary = append(summary, p.Text)
+	}
+	for _, p := range item.Content {
+		content = append(content, p.Text)
+	}
+	return orDefault(strings.Join(summary, "\n\n"), strings.Join(content, "\n\n"))
+}
+
+func (s *responsesStream) responseDone(r responses.Response) {
+	s.completed = true
+	if r.ID != "" {
+		s.a.msg.ResponseID = r.ID
+	}
+	if r.JSON.Usage.Valid() {
+		// input_tokens counts cached tokens; pi's input does not.
+		cached := r.Usage.InputTokensDetails.CachedTokens
+		s.a.setUsage(agent.Usage{
+			Input:       r.Usage.InputTokens - cached,
+			Output:      r.Usage.OutputTokens,
+			CacheRead:   cached,
+			TotalTokens: r.Usage.TotalTokens,
+		})
+		s.applyServiceTier(string(r.ServiceTier))
+	}
+	switch r.Status {
+	case "", "completed", "in_progress", "queued":
+		s.a.msg.StopReason = agent.StopReasonStop
+	case "incomplete":
+		s.a.msg.StopReason = agent.StopReasonLength
+	case "failed", "cancelled":
+		s.a.msg.StopReason = agent.StopReasonError
+	default:
+		s.unhandled = string(r.Status)
+	}
+	if s.a.msg.StopReason == agent.StopReasonStop && len(s.a.msg.ToolCalls()) > 0 {
+		s.a.msg.StopReason = agent.StopReasonToolUse
+	}
+}
+
+// applyServiceTier prices flex and priority processing as pi does.
+func (s *responsesStream) applyServiceTier(tier string) {
+	factor := 1.0
+	switch {
+	case tier == "flex":
+		factor = 0.5
+	case tier == "priority" && s.a.msg.Model == "gpt-5.5":
+		factor = 2.5
+	case tier == "priority":
+		factor = 2
+	}
+	c := &s.a.usage.Cost
+	c.Input *= factor
+	c.Output *= factor
+	c.CacheRead *= factor
+	c.CacheWrite *= factor
+	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
+}
+
+// failed reads a response.failed event into a classified error, with pi's
+// wording.
+func (s *responsesStream) failed(r responses.Response) {
+	code, message := string(r.Error.Code), r.Error.Message
+	var text string
+	switch {
+	case r.JSON.Error.Valid():
+		text = orDefault(code, "unknown") + ": " + orDefault(message, "no message")
+	case r.IncompleteDetails.Reason != "":
+		text = "incomplete: " + string(r.IncompleteDetails.Reason)
+	default:
+		text = "Unknown error (no error details in response)"
+	}
+	s.err = classifyStatus(statusOfCode(code), nil, text, code)
+}
+
+// finish ends a stream that reached response.completed.
+func (s *responsesStream) finish() agent.Message {
+	switch {
+	case s.unhandled != "":
+		return s.a.fail(agent.StopReasonError, "Unhandled stop reason: "+s.unhandled)
+	case s.a.msg.StopReason == agent.StopReasonError:
+		return s.a.fail(agent.StopReasonError, "An unknown error occurred")
+	}
+	return s.a.done()
+}
