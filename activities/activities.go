@@ -1,0 +1,82 @@
+// Package activities holds the stages of the agent loop that touch the
+// world: the model turn, and the prepare, execute and finalize stages of a
+// tool call. They are methods on one struct holding the worker's registries;
+// the workflow refers to them through a nil *Activities.
+package activities
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+)
+
+// Activities are the agent loop's activities and what they depend on.
+type Activities struct {
+	Models *llm.Registry
+	Tools  *tools.Registry
+	Hooks  *hooks.Registry
+	// Client lets activities talk to their own workflow: tools queue
+	// messages and report partial results with signals, and the model turn
+	// reads context pages with a query when its cache misses.
+	Client client.Client
+	// HeartbeatInterval is how often running activities heartbeat. The
+	// SDK batches heartbeats (see the worker's MaxHeartbeatThrottleInterval);
+	// cancellation reaches an activity only through a heartbeat, so this
+	// bounds how fast an abort is seen.
+	HeartbeatInterval time.Duration
+	// DefaultWorkspace is the directory tools work in when a run names
+	// none.
+	DefaultWorkspace string
+
+	contexts *contextCache
+}
+
+// New returns activities over the given registries.
+func New(c client.Client, models *llm.Registry, ts *tools.Registry, hs *hooks.Registry) *Activities {
+	return &Activities{
+		Models:            models,
+		Tools:             ts,
+		Hooks:             hs,
+		Client:            c,
+		HeartbeatInterval: 50 * time.Millisecond,
+		contexts:          newContextCache(256, 512<<20),
+	}
+}
+
+// ResolveRun checks a run's model, tools and hooks against this worker's
+// registries and returns what the workflow needs to schedule the tools. It
+// runs once at the start of a run, so a typo fails the run at once with a
+// non-retryable error instead of surfacing turns later.
+func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (ResolveRunOutput, error) {
+	if _, err := a.Models.Model(in.Model); err != nil {
+		kind := ErrUnknownModel
+		if !slices.Contains(a.Models.Providers(), in.Model.Provider) {
+			kind = ErrUnknownModelProvider
+		}
+		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), kind, nil)
+	}
+	defs, err := a.Tools.Resolve(in.Tools)
+	if err != nil {
+		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownTool, nil)
+	}
+	if err := a.Hooks.Check(in.BeforeToolCall, in.AfterToolCall); err != nil {
+		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownHook, nil)
+	}
+	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs))}
+	for _, d := range defs {
+		out.Tools = append(out.Tools, ToolInfo{
+			Name:          d.Name,
+			ExecutionMode: d.ExecutionMode,
+			Timeout:       d.Durability.Timeout,
+			MaxAttempts:   d.Durability.MaxAttempts,
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,115 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/llm"
+)
+
+// ModelTurn makes one model call with the run's context and returns the
+// final assistant message. The context comes as a reference plus the new
+// messages (see ContextRef). Provider failures become ApplicationErrors whose
+// type is the llm.ErrorKind: retryable for rate limits and outages (with the
+// provider's retry-after as the next delay), non-retryable otherwise. An
+// aborted call is a message with stopReason aborted, not an error.
+func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnOutput, error) {
+	model, err := a.Models.Model(in.Model)
+	if err != nil {
+		return ModelTurnOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
+	}
+	transcript, err := a.loadContext(ctx, in.Context)
+	if err != nil {
+		return ModelTurnOutput{}, err
+	}
+	req := llm.Request{
+		SystemPrompt: transcript.SystemPrompt,
+		Messages:     transcript.Messages,
+		Tools:        a.modelTools(in.Tools),
+		Options:      in.Options,
+	}
+
+	stop := a.heartbeatUntilDone(ctx)
+	msg, err := model.Stream(ctx, req, func(agent.StreamEvent) {})
+	stop()
+	if err != nil {
+		return ModelTurnOutput{}, modelError(err)
+	}
+	if msg.Timestamp == 0 {
+		msg.Timestamp = time.Now().UnixMilli()
+	}
+	if msg.Role == "" {
+		msg.Role = agent.RoleAssistant
+	}
+	transcript.Append(msg)
+	a.remember(ctx, transcript)
+	return ModelTurnOutput{Message: msg}, nil
+}
+
+// modelTools describes the run's tools to the model.
+func (a *Activities) modelTools(names []string) []llm.Tool {
+	out := make([]llm.Tool, 0, len(names))
+	for _, n := range names {
+		t, ok := a.Tools.Get(n)
+		if !ok {
+			continue
+		}
+		d := t.Definition()
+		params := d.Parameters
+		if len(params) == 0 {
+			params = []byte(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, llm.Tool{Name: d.Name, Description: d.Description, Parameters: params})
+	}
+	return out
+}
+
+// modelError turns a provider failure into an error Temporal can act on.
+func modelError(err error) error {
+	e, ok := llm.AsError(err)
+	if !ok {
+		return temporal.NewApplicationErrorWithOptions(err.Error(), string(llm.ErrUnavailable),
+			temporal.ApplicationErrorOptions{Cause: err})
+	}
+	opts := temporal.ApplicationErrorOptions{NonRetryable: !e.Kind.Retryable()}
+	if e.RetryAfter > 0 {
+		opts.NextRetryDelay = e.RetryAfter
+	}
+	return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Kind), opts)
+}
+
+// heartbeatUntilDone heartbeats on a ticker until the returned stop is
+// called, so a long call keeps proving the worker alive and learns of
+// cancellation (abort) through the heartbeat response.
+func (a *Activities) heartbeatUntilDone(ctx context.Context) (stop func()) {
+	interval := a.HeartbeatInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		activity.RecordHeartbeat(ctx)
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

@@ -1,0 +1,172 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/tools"
+)
+
+// ErrToolExecution is the ApplicationError type of a tool fault that
+// Temporal retries under the tool's policy.
+const ErrToolExecution = "ToolFault"
+
+// PrepareToolCall runs pi's prepareToolCall for a tool the run knows:
+// prepareArguments, validation with coercion, then the before hooks in order.
+// Every failure is an immediate error result, never an activity error.
+func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (PrepareOutput, error) {
+	tool, ok := a.Tools.Get(in.ToolCall.Name)
+	if !ok {
+		return immediate(fmt.Sprintf("Tool %s not found", in.ToolCall.Name)), nil
+	}
+	ctx, cancel := abortable(ctx, in.Aborted)
+	defer cancel()
+
+	args := in.ToolCall.Arguments
+	if p, ok := tool.(tools.ArgumentPreparer); ok {
+		prepared, err := callSafely(func() (map[string]any, error) { return p.PrepareArguments(cloneArgs(args)) })
+		if err != nil {
+			return immediate(err.Error()), nil
+		}
+		args = prepared
+	}
+	validated, err := tools.ValidateArguments(in.ToolCall.Name, tool.Definition().Parameters, args)
+	if err != nil {
+		return immediate(err.Error()), nil
+	}
+	run := runOf(ctx)
+	for _, name := range in.BeforeToolCall {
+		hook, ok := a.Hooks.Before(name)
+		if !ok {
+			return PrepareOutput{}, temporal.NewNonRetryableApplicationError("unknown beforeToolCall hook "+name, ErrUnknownHook, nil)
+		}
+		res, err := callSafely(func() (*hooks.BeforeResult, error) {
+			return hook(ctx, hooks.BeforeContext{Run: run, ToolCall: in.ToolCall, Args: validated})
+		})
+		if err != nil {
+			return immediate(err.Error()), nil
+		}
+		if res != nil && res.Block {
+			reason := res.Reason
+			if reason == "" {
+				reason = "Tool execution was blocked"
+			}
+			return immediate(reason), nil
+		}
+	}
+	return PrepareOutput{Args: validated}, nil
+}
+
+func immediate(text string) PrepareOutput {
+	return PrepareOutput{Immediate: true, Result: agent.ErrorResult(text), IsError: true}
+}
+
+// ExecuteToolCall runs the tool. Its partial results go to the workflow as
+// signals, all sent before this activity completes so that they precede its
+// result in history. A tool error is an error result (pi's throw); only a
+// tools.Fault fails the activity, for Temporal to retry.
+func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
+	tool, ok := a.Tools.Get(in.ToolName)
+	if !ok {
+		return ExecuteOutput{}, temporal.NewNonRetryableApplicationError("unknown tool "+in.ToolName, ErrUnknownTool, nil)
+	}
+	info := activity.GetInfo(ctx)
+	stopHeartbeat := a.heartbeatUntilDone(ctx)
+	defer stopHeartbeat()
+	toolCtx, cancel := abortable(ctx, in.Aborted)
+	defer cancel()
+
+	workspace := in.Workspace
+	if workspace == "" {
+		workspace = a.DefaultWorkspace
+	}
+	start := time.Now()
+	updates := newUpdateSender(a.Client, info, in.ToolCallID, start, activity.GetLogger(ctx))
+	call := tools.Call{
+		ID:             in.ToolCallID,
+		Name:           in.ToolName,
+		Args:           in.Args,
+		Workspace:      workspace,
+		IdempotencyKey: info.WorkflowExecution.ID + "/" + in.ToolCallID,
+		Update:         updates.send,
+		Run:            runControl{a: a, info: info},
+	}
+	result, err := callSafely(func() (agent.ToolResult, error) { return tool.Execute(toolCtx, call) })
+	took := time.Since(start)
+	updates.close(ctx)
+	if err != nil {
+		if tools.IsFault(err) {
+			return ExecuteOutput{}, temporal.NewApplicationErrorWithOptions(err.Error(), ErrToolExecution,
+				temporal.ApplicationErrorOptions{Cause: errors.Unwrap(err)})
+		}
+		return ExecuteOutput{Result: agent.ErrorResult(err.Error()), IsError: true, Duration: took}, nil
+	}
+	return ExecuteOutput{Result: capResult(result), Duration: took}, nil
+}
+
+// FinalizeToolCall runs the after hooks in order, each seeing the result of
+// the one before, with pi's field-by-field override. A failing hook turns the
+// result into an error result with its message.
+func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (FinalizeOutput, error) {
+	ctx, cancel := abortable(ctx, in.Aborted)
+	defer cancel()
+	result, isError := in.Result, in.IsError
+	run := runOf(ctx)
+	for _, name := range in.AfterToolCall {
+		hook, ok := a.Hooks.After(name)
+		if !ok {
+			return FinalizeOutput{}, temporal.NewNonRetryableApplicationError("unknown afterToolCall hook "+name, ErrUnknownHook, nil)
+		}
+		override, err := callSafely(func() (*hooks.AfterResult, error) {
+			return hook(ctx, hooks.AfterContext{Run: run, ToolCall: in.ToolCall, Args: in.Args, Result: result, IsError: isError})
+		})
+		if err != nil {
+			result, isError = agent.ErrorResult(err.Error()), true
+			continue
+		}
+		result, isError = hooks.Apply(result, isError, override)
+	}
+	return FinalizeOutput{Result: capResult(result), IsError: isError}, nil
+}
+
+// abortable returns ctx, or a cancelled child of it when the run was aborted
+// before this stage began: tools and hooks then see what pi's see, an aborted
+// signal.
+func abortable(ctx context.Context, aborted bool) (context.Context, context.CancelFunc) {
+	child, cancel := context.WithCancel(ctx)
+	if aborted {
+		cancel()
+	}
+	return child, cancel
+}
+
+func runOf(ctx context.Context) hooks.Run {
+	info := activity.GetInfo(ctx)
+	return hooks.Run{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+}
+
+// callSafely turns a panic in tool or hook code into an error, so a buggy
+// tool gives the model an error result instead of failing the attempt.
+func callSafely[T any](f func() (T, error)) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return f()
+}
+
+func cloneArgs(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// Names the activities use to talk back to their own workflow. The workflows
+// package re-exports them with the rest of the client-facing names.
+const (
+	SignalSteer      = "steer"
+	SignalFollowUp   = "followUp"
+	SignalAbort      = "abort"
+	SignalToolUpdate = "toolUpdate"
+	QueryContext     = "context"
+)
+
+// Stable ApplicationError types for input the worker cannot serve. They are
+// non-retryable: a run naming them fails at once.
+const (
+	ErrUnknownModelProvider = "UnknownModelProvider"
+	ErrUnknownModel         = "UnknownModel"
+	ErrUnknownTool          = "UnknownTool"
+	ErrUnknownHook          = "UnknownHook"
+	ErrContextMismatch      = "ContextMismatch"
+)
+
+// ResolveRunInput names what a run needs from the worker's registries.
+type ResolveRunInput struct {
+	Model          agent.ModelRef `json:"model"`
+	Tools          []string       `json:"tools,omitempty"`
+	BeforeToolCall []string       `json:"beforeToolCall,omitempty"`
+	AfterToolCall  []string       `json:"afterToolCall,omitempty"`
+}
+
+// ToolInfo is what the workflow needs to schedule a tool.
+type ToolInfo struct {
+	Name          string              `json:"name"`
+	ExecutionMode agent.ExecutionMode `json:"executionMode,omitempty"`
+	Timeout       time.Duration       `json:"timeout,omitempty"`
+	MaxAttempts   int                 `json:"maxAttempts,omitempty"`
+}
+
+// ResolveRunOutput lists the run's tools in input order.
+type ResolveRunOutput struct {
+	Tools []ToolInfo `json:"tools"`
+}
+
+// ContextRef tells the model-turn activity which context to send: the first
+// BaseLen messages, which its cache or a QueryContext page supplies and
+// BaseHash verifies, followed by Delta. History holds only the delta, so it
+// grows with new content rather than with the transcript.
+type ContextRef struct {
+	BaseLen  int             `json:"baseLen"`
+	BaseHash string          `json:"baseHash"`
+	Delta    []agent.Message `json:"delta,omitempty"`
+	// SystemPrompt is sent only with BaseLen 0; later turns take it from
+	// the cache or the query.
+	SystemPrompt string `json:"systemPrompt,omitempty"`
+}
+
+// ModelTurnInput is one model call.
+type ModelTurnInput struct {
+	Model   agent.ModelRef     `json:"model"`
+	Options agent.ModelOptions `json:"options,omitempty"`
+	Tools   []string           `json:"tools,omitempty"`
+	Context ContextRef         `json:"context"`
+	Turn    int                `json:"turn"`
+}
+
+// ModelTurnOutput is the final assistant message of the call.
+type ModelTurnOutput struct {
+	Message agent.Message `json:"message"`
+}
+
+// ContextQuery asks for messages [From, To) of the run's context.
+type ContextQuery struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// ContextPage is one page of a context. A page stops early at a size limit;
+// Next is where the following page starts.
+type ContextPage struct {
+	SystemPrompt string          `json:"systemPrompt"`
+	Messages     []agent.Message `json:"messages"`
+	Next         int             `json:"next"`
+	Total        int             `json:"total"`
+}
+
+// PrepareInput is one call to prepare: prepareArguments, validation and the
+// before hooks.
+type PrepareInput struct {
+	ToolCall       agent.Content `json:"toolCall"`
+	BeforeToolCall []string      `json:"beforeToolCall,omitempty"`
+	// Aborted is set when the run was aborted before the call: hooks see a
+	// cancelled context, as pi's hooks see an aborted signal.
+	Aborted bool `json:"aborted,omitempty"`
+}
+
+// PrepareOutput is either an immediate result (invalid arguments, blocked,
+// a failing prepareArguments or hook) or the validated arguments.
+type PrepareOutput struct {
+	Immediate bool             `json:"immediate,omitempty"`
+	Result    agent.ToolResult `json:"result,omitempty"`
+	IsError   bool             `json:"isError,omitempty"`
+	Args      map[string]any   `json:"args,omitempty"`
+}
+
+// ExecuteInput is one tool execution.
+type ExecuteInput struct {
+	ToolCallID string         `json:"toolCallId"`
+	ToolName   string         `json:"toolName"`
+	Args       map[string]any `json:"args"`
+	Workspace  string         `json:"workspace,omitempty"`
+	// Aborted makes the tool's context cancelled from the start.
+	Aborted bool `json:"aborted,omitempty"`
+}
+
+// ExecuteOutput is the tool's result; IsError is set when the tool failed.
+type ExecuteOutput struct {
+	Result  agent.ToolResult `json:"result"`
+	IsError bool             `json:"isError,omitempty"`
+	// Duration is how long the tool ran, measured where it ran. The
+	// workflow orders the ends of a parallel batch by it, as if every call
+	// had started at the same instant, as pi's do.
+	Duration time.Duration `json:"duration,omitempty"`
+}
+
+// FinalizeInput is one call's after hooks.
+type FinalizeInput struct {
+	ToolCall      agent.Content    `json:"toolCall"`
+	Args          map[string]any   `json:"args"`
+	Result        agent.ToolResult `json:"result"`
+	IsError       bool             `json:"isError,omitempty"`
+	AfterToolCall []string         `json:"afterToolCall"`
+	Aborted       bool             `json:"aborted,omitempty"`
+}
+
+// FinalizeOutput is the result after the hooks.
+type FinalizeOutput struct {
+	Result  agent.ToolResult `json:"result"`
+	IsError bool             `json:"isError,omitempty"`
+}
+
+// ToolUpdate carries partial results of one running call, in order. Dropped
+// counts updates coalesced away because they came faster than they could be
+// sent; each partial result replaces the previous one, so only the latest
+// matters.
+type ToolUpdate struct {
+	ToolCallID string             `json:"toolCallId"`
+	Attempt    int32              `json:"attempt"`
+	Results    []agent.ToolResult `json:"results"`
+	// Offsets[i] is when Results[i] was emitted, from the tool's start.
+	Offsets []time.Duration `json:"offsets,omitempty"`
+	Dropped int             `json:"dropped,omitempty"`
+}
+
+// AbortRequest is the payload of the abort Update and Signal.
+type AbortRequest struct {
+	Reason string `json:"reason,omitempty"`
+}

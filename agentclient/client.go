@@ -1,0 +1,110 @@
+// Package agentclient is the client side of agent runs: start one, follow
+// its event log, and send it steering, follow-up and abort. The starter
+// command is a thin shell over it.
+package agentclient
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// Start starts an AgentLoop run.
+func Start(ctx context.Context, c client.Client, id, taskQueue string, in workflows.AgentLoopInput) (client.WorkflowRun, error) {
+	if taskQueue == "" {
+		taskQueue = workflows.TaskQueue
+	}
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: taskQueue,
+	}, workflows.AgentLoopWorkflow, in)
+}
+
+// PollInterval is how often Follow asks for new events.
+var PollInterval = 100 * time.Millisecond
+
+// Follow calls fn for every event of a run after sequence number after, as
+// they are recorded, until the run has ended and every event was seen. An
+// empty runID follows the latest run of the workflow id.
+func Follow(ctx context.Context, c client.Client, workflowID, runID string, after int64, fn func(agent.Event)) error {
+	for {
+		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
+		if err != nil {
+			return fmt.Errorf("query events of %s: %w", workflowID, err)
+		}
+		var page workflows.EventsPage
+		if err := resp.Get(&page); err != nil {
+			return fmt.Errorf("decode events: %w", err)
+		}
+		for _, e := range page.Events {
+			fn(e)
+			after = e.Seq
+		}
+		if page.Done && after >= page.Last {
+			return nil
+		}
+		if len(page.Events) > 0 && after < page.Last {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(PollInterval):
+		}
+	}
+}
+
+// Steer queues a steering message and returns the queue length.
+func Steer(ctx context.Context, c client.Client, workflowID, text string) (workflows.QueueStatus, error) {
+	return queue(ctx, c, workflowID, workflows.UpdateSteer, text)
+}
+
+// FollowUp queues a follow-up message and returns the queue length.
+func FollowUp(ctx context.Context, c client.Client, workflowID, text string) (workflows.QueueStatus, error) {
+	return queue(ctx, c, workflowID, workflows.UpdateFollowUp, text)
+}
+
+func queue(ctx context.Context, c client.Client, workflowID, update, text string) (workflows.QueueStatus, error) {
+	var st workflows.QueueStatus
+	err := updateAndWait(ctx, c, workflowID, update, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(text)}}, &st)
+	return st, err
+}
+
+// Abort aborts a run.
+func Abort(ctx context.Context, c client.Client, workflowID, reason string) (workflows.AbortStatus, error) {
+	var st workflows.AbortStatus
+	err := updateAndWait(ctx, c, workflowID, workflows.UpdateAbort, activities.AbortRequest{Reason: reason}, &st)
+	return st, err
+}
+
+// State returns a run's state.
+func State(ctx context.Context, c client.Client, workflowID string) (workflows.RunState, error) {
+	var st workflows.RunState
+	resp, err := c.QueryWorkflow(ctx, workflowID, "", workflows.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, resp.Get(&st)
+}
+
+func updateAndWait(ctx context.Context, c client.Client, workflowID, name string, arg, result any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflowID,
+		UpdateName:   name,
+		Args:         []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", name, workflowID, err)
+	}
+	if err := h.Get(ctx, result); err != nil {
+		return fmt.Errorf("%s %s: %w", name, workflowID, err)
+	}
+	return nil
+}

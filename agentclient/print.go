@@ -1,0 +1,87 @@
+package agentclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// Printer writes events for a person at a terminal, or as JSON lines.
+type Printer struct {
+	W    io.Writer
+	JSON bool
+	// Width cuts long texts; zero means 200 characters.
+	Width int
+}
+
+// Print writes one event.
+func (p Printer) Print(e agent.Event) {
+	if p.JSON {
+		b, _ := json.Marshal(e)
+		fmt.Fprintln(p.W, string(b))
+		return
+	}
+	switch e.Type {
+	case agent.EventAgentStart:
+		fmt.Fprintf(p.W, "%4d ▶ agent start\n", e.Seq)
+	case agent.EventTurnStart:
+		fmt.Fprintf(p.W, "%4d ─ turn\n", e.Seq)
+	case agent.EventMessageEnd:
+		p.message(e.Seq, e.Message)
+	case agent.EventToolExecutionStart:
+		args, _ := json.Marshal(e.Args)
+		fmt.Fprintf(p.W, "%4d   ⚙ %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(string(args)))
+	case agent.EventToolExecutionUpdate:
+		if e.PartialResult != nil {
+			fmt.Fprintf(p.W, "%4d   … %s %s\n", e.Seq, e.ToolCallID, p.cut(agent.TextOf(e.PartialResult.Content)))
+		}
+	case agent.EventToolExecutionEnd:
+		mark, text := "✓", ""
+		if e.IsError {
+			mark = "✗"
+		}
+		if e.Result != nil {
+			text = agent.TextOf(e.Result.Content)
+		}
+		fmt.Fprintf(p.W, "%4d   %s %s %s %s\n", e.Seq, mark, e.ToolName, e.ToolCallID, p.cut(text))
+	case agent.EventAgentEnd:
+		fmt.Fprintf(p.W, "%4d ■ agent end (%d new messages)\n", e.Seq, len(e.Messages))
+	}
+}
+
+func (p Printer) message(seq int64, m *agent.Message) {
+	if m == nil {
+		return
+	}
+	switch m.Role {
+	case agent.RoleUser:
+		fmt.Fprintf(p.W, "%4d   user: %s\n", seq, p.cut(agent.TextOf(m.Content)))
+	case agent.RoleAssistant:
+		for _, c := range m.Content {
+			switch c.Type {
+			case agent.ContentThinking:
+				fmt.Fprintf(p.W, "%4d   thinking: %s\n", seq, p.cut(c.Thinking))
+			case agent.ContentText:
+				fmt.Fprintf(p.W, "%4d   assistant: %s\n", seq, p.cut(c.Text))
+			}
+		}
+		if m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted {
+			fmt.Fprintf(p.W, "%4d   assistant %s: %s\n", seq, m.StopReason, m.ErrorMessage)
+		}
+	}
+}
+
+func (p Printer) cut(s string) string {
+	w := p.Width
+	if w <= 0 {
+		w = 200
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > w {
+		return string(r[:w-1]) + "…"
+	}
+	return s
+}

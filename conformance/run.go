@@ -1,0 +1,172 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// ModelProvider is the provider name the scenario's scripted model is
+// registered under.
+const ModelProvider = "faux"
+
+// abortLatency is the conformance worker's heartbeat throttle. The
+// reference aborts in-process at once; a low throttle lets a running test
+// tool see an abort before its delay ends, as pi's tools do.
+const abortLatency = 20 * time.Millisecond
+
+// Result is a scenario run: its normalized trace and where it ran.
+type Result struct {
+	Trace      []string
+	WorkflowID string
+	RunID      string
+}
+
+// Run plays a scenario through the AgentLoop workflow on the server c talks
+// to, with a worker of its own on a fresh task queue holding the scenario's
+// tools, hooks and scripted model, and returns the normalized trace read
+// back with QueryEvents.
+func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
+	suffix := randomSuffix()
+	taskQueue := "conformance-" + suffix
+	acts := activities.New(c, ModelRegistry(s), ToolRegistry(s), HookRegistry(s))
+	opts := workflows.WorkerOptions()
+	opts.MaxHeartbeatThrottleInterval = abortLatency
+	w := worker.New(c, taskQueue, opts)
+	workflows.Register(w, acts)
+	if err := w.Start(); err != nil {
+		return Result{}, fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        "conformance-" + s.Name + "-" + suffix,
+		TaskQueue: taskQueue,
+	}, workflows.AgentLoopWorkflow, Input(s))
+	if err != nil {
+		return Result{}, fmt.Errorf("start workflow: %w", err)
+	}
+	var out workflows.AgentLoopResult
+	if err := run.Get(ctx, &out); err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", run.GetID(), err)
+	}
+	events, err := ReadEvents(ctx, c, run.GetID(), run.GetRunID())
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{WorkflowID: run.GetID(), RunID: run.GetRunID()}
+	for _, e := range events {
+		if line, ok := TraceLine(e); ok {
+			res.Trace = append(res.Trace, line)
+		}
+	}
+	return res, nil
+}
+
+// ReadEvents reads a run's whole event log with QueryEvents, page by page.
+func ReadEvents(ctx context.Context, c client.Client, workflowID, runID string) ([]agent.Event, error) {
+	var all []agent.Event
+	var after int64
+	for {
+		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
+		if err != nil {
+			return nil, fmt.Errorf("query events: %w", err)
+		}
+		var page workflows.EventsPage
+		if err := resp.Get(&page); err != nil {
+			return nil, fmt.Errorf("decode events: %w", err)
+		}
+		all = append(all, page.Events...)
+		if len(page.Events) == 0 || page.Events[len(page.Events)-1].Seq >= page.Last {
+			return all, nil
+		}
+		after = page.Events[len(page.Events)-1].Seq
+	}
+}
+
+// Input is the workflow input for a scenario.
+func Input(s Scenario) workflows.AgentLoopInput {
+	prompt := "go"
+	if s.Prompt != nil {
+		prompt = *s.Prompt
+	}
+	in := workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{
+			SystemPrompt:  s.SystemPrompt,
+			Model:         agent.ModelRef{Provider: ModelProvider, ID: scriptID(s)},
+			ToolExecution: agent.ExecutionMode(s.ToolExecution),
+			SteeringMode:  agent.QueueMode(s.SteeringMode),
+			FollowUpMode:  agent.QueueMode(s.FollowUpMode),
+		},
+		Prompts: []agent.Message{agent.UserText(prompt, 0)},
+	}
+	for _, t := range s.Tools {
+		in.Tools = append(in.Tools, t.Name)
+	}
+	for _, t := range s.Queued.Steer {
+		in.Steering = append(in.Steering, agent.UserText(t, 0))
+	}
+	for _, t := range s.Queued.FollowUp {
+		in.FollowUps = append(in.FollowUps, agent.UserText(t, 0))
+	}
+	if s.StopAfterTurn > 0 {
+		in.StopAfterTurn = &agent.StopRule{Turns: s.StopAfterTurn}
+	}
+	if len(s.Hooks.BeforeToolCall) > 0 {
+		in.BeforeToolCall = []string{HookName}
+	}
+	if len(s.Hooks.AfterToolCall) > 0 {
+		in.AfterToolCall = []string{HookName}
+	}
+	return in
+}
+
+func scriptID(s Scenario) string {
+	if s.Name == "" {
+		return "scenario"
+	}
+	return s.Name
+}
+
+// ModelRegistry is a registry holding the scenario's scripted model.
+func ModelRegistry(s Scenario) *llm.Registry {
+	p := llm.NewScriptedProvider()
+	p.Add(scriptID(s), llm.Script{Responses: s.Model})
+	r := llm.NewRegistry()
+	r.Register(ModelProvider, p)
+	return r
+}
+
+// ToolRegistry is a registry holding the scenario's test tools.
+func ToolRegistry(s Scenario) *tools.Registry {
+	r := tools.NewRegistry()
+	for _, t := range s.Tools {
+		r.Register(scenarioTool{spec: t})
+	}
+	return r
+}
+
+// HookRegistry is a registry holding the scenario's hook rules.
+func HookRegistry(s Scenario) *hooks.Registry {
+	r := hooks.NewRegistry()
+	registerHooks(r, s.Hooks)
+	return r
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

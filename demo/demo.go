@@ -1,0 +1,97 @@
+// Package demo is the scripted demo: a tiny project with a failing test and
+// a scripted model that fixes it with the real coding tools, so a newcomer
+// sees read, edit and bash run as durable activities without an API key.
+package demo
+
+import (
+	"embed"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/llm"
+)
+
+// ModelID is the demo script's model id under llm.ScriptedProviderName.
+const ModelID = "demo"
+
+// Prompt is the demo run's prompt.
+const Prompt = "The test in this project fails. Please fix it."
+
+// Steering is the message the demo sends while the first turn runs.
+const Steering = "Also make the greeting end with an exclamation mark."
+
+// SystemPrompt is the demo run's system prompt.
+const SystemPrompt = "You are a careful coding assistant. Work in the given workspace with the tools you have."
+
+// Tools are the tools the demo run uses.
+var Tools = []string{"read", "bash", "edit", "write", "ls", "grep", "find"}
+
+//go:embed workspace
+var workspace embed.FS
+
+// PrepareWorkspace writes a fresh copy of the sample project into dir.
+func PrepareWorkspace(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return fs.WalkDir(workspace, "workspace", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, strings.TrimPrefix(path, "workspace"))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := workspace.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(path, ".sh") {
+			mode = 0o755
+		}
+		return os.WriteFile(target, b, mode)
+	})
+}
+
+// Script is the demo model: it looks at the project with parallel reads,
+// runs the failing test (an error result), takes the steering message into
+// account, edits both files in parallel and runs the test again.
+func Script() llm.Script {
+	text := agent.Text
+	call := func(id, name string, args map[string]any) agent.Content { return agent.ToolCall(id, name, args) }
+	edit := func(path, oldText, newText string) map[string]any {
+		return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": oldText, "newText": newText}}}
+	}
+	return llm.Script{
+		ChunkDelay: 40 * time.Millisecond,
+		Responses: []llm.ScriptedResponse{
+			{Content: []agent.Content{
+				text("I'll start by looking at the project: listing it and reading both scripts at once."),
+				call("call_ls", "ls", map[string]any{"path": "."}),
+				call("call_read_greet", "read", map[string]any{"path": "greet.sh"}),
+				call("call_read_test", "read", map[string]any{"path": "test.sh"}),
+			}},
+			{Content: []agent.Content{
+				text("Noted: the greeting should end with an exclamation mark. First, let me see how the test fails."),
+				call("call_test_1", "bash", map[string]any{"command": "./test.sh"}),
+			}},
+			{Content: []agent.Content{
+				text("greet.sh misspells \"Hello\". I'll fix that and add the exclamation mark, and update the test's expectation to match."),
+				call("call_edit_greet", "edit", edit("greet.sh", `echo "Helo, $name"`, `echo "Hello, $name!"`)),
+				call("call_edit_test", "edit", edit("test.sh", `want='Hello, Temporal'`, `want='Hello, Temporal!'`)),
+			}},
+			{Content: []agent.Content{
+				text("Running the test again."),
+				call("call_test_2", "bash", map[string]any{"command": "./test.sh"}),
+			}},
+			{Content: []agent.Content{
+				text("The test passes. greet.sh now prints \"Hello, <name>!\": I fixed the typo and, as you asked, ended the greeting with an exclamation mark; test.sh expects the new text."),
+			}},
+		},
+	}
+}

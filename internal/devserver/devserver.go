@@ -1,0 +1,119 @@
+// Package devserver finds the Temporal CLI and starts its dev server on
+// loopback for tests, benchmarks and the conformance runner. It never
+// downloads a binary: the CLI comes from `go install` (see CLIModule).
+package devserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// CLIModule is the Temporal CLI the project builds with `go install`: the
+// newest that installs from the module proxy (server 1.29.1, UI 2.42.1).
+const CLIModule = "github.com/temporalio/cli/cmd/temporal@v1.5.1"
+
+// FindCLI returns the path of the temporal binary: $TEMPORAL_CLI, then PATH,
+// then the go install directory.
+func FindCLI() (string, error) {
+	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	for _, dir := range installDirs() {
+		p := filepath.Join(dir, "temporal")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("temporal CLI not found; install it with: go install %s", CLIModule)
+}
+
+func installDirs() []string {
+	var dirs []string
+	if gobin := os.Getenv("GOBIN"); gobin != "" {
+		dirs = append(dirs, gobin)
+	}
+	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
+			dirs = append(dirs, strings.TrimSpace(lines[0]))
+		}
+		if len(lines) > 1 {
+			for _, p := range filepath.SplitList(strings.TrimSpace(lines[1])) {
+				dirs = append(dirs, filepath.Join(p, "bin"))
+			}
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, "go", "bin"))
+	}
+	return dirs
+}
+
+// Options configure a dev server.
+type Options struct {
+	// DBFile keeps state across restarts; empty means in memory.
+	DBFile string
+	// UI enables the Web UI on UIPort (a free port when empty).
+	UI     bool
+	UIPort string
+	// HostPort binds the frontend; empty picks a free port.
+	HostPort string
+	// Log receives the server's output; nil discards it.
+	Log io.Writer
+}
+
+// Server is a running dev server and a client for it.
+type Server struct {
+	*testsuite.DevServer
+}
+
+// Start starts a dev server with the project's search attributes.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	path, err := FindCLI()
+	if err != nil {
+		return nil, err
+	}
+	out := o.Log
+	if out == nil {
+		out = io.Discard
+	}
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath: path,
+		ClientOptions: &client.Options{
+			HostPort: o.HostPort,
+			Logger:   log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		},
+		DBFilename: o.DBFile,
+		EnableUI:   o.UI,
+		UIPort:     o.UIPort,
+		LogLevel:   "error",
+		ExtraArgs:  dynamicConfig(),
+		Stdout:     out,
+		Stderr:     out,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start temporal dev server (%s): %w", path, err)
+	}
+	return &Server{DevServer: srv}, nil
+}
+
+// dynamicConfig turns on what the dev server leaves off by default and the
+// agent loop measurably gains from.
+func dynamicConfig() []string {
+	return []string{
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+	}
+}

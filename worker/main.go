@@ -1,0 +1,73 @@
+// Command worker runs the agent loop worker: the AgentLoop workflow, its
+// activities, the built-in coding tools and every model provider the
+// environment configures (the scripted demo model always).
+package main
+
+import (
+	"flag"
+	"os"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/demo"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/internal/logging"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+func main() {
+	address := flag.String("address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "Temporal frontend host:port")
+	namespace := flag.String("namespace", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace")
+	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
+	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
+	workspace := flag.String("workspace", ".", "workspace for runs that name none")
+	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
+	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
+	flag.Parse()
+
+	logger, z := logging.New(*logLevel, *logJSON)
+	defer func() { _ = z.Sync() }()
+	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace, Logger: logger})
+	if err != nil {
+		z.Fatal("dial temporal: " + err.Error())
+	}
+	defer c.Close()
+
+	models := llm.NewRegistry()
+	scripted := llm.NewScriptedProvider()
+	scripted.Add(demo.ModelID, demo.Script())
+	models.Register(llm.ScriptedProviderName, scripted)
+	providers := llm.RegisterFromEnv(models, os.Getenv)
+	acts := activities.New(c, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry())
+	acts.DefaultWorkspace = *workspace
+
+	workers := []worker.Worker{worker.New(c, *taskQueue, workflows.WorkerOptions())}
+	workflows.Register(workers[0], acts)
+	if *toolQueue != "" {
+		tw := worker.New(c, *toolQueue, workflows.WorkerOptions())
+		tw.RegisterActivity(acts)
+		workers = append(workers, tw)
+	}
+	z.Sugar().Infow("worker starting", "address", *address, "taskQueue", *taskQueue, "toolQueue", *toolQueue,
+		"providers", append([]string{llm.ScriptedProviderName}, providers...))
+	for _, w := range workers[1:] {
+		if err := w.Start(); err != nil {
+			z.Fatal("start tool worker: " + err.Error())
+		}
+		defer w.Stop()
+	}
+	if err := workers[0].Run(worker.InterruptCh()); err != nil {
+		z.Fatal("worker: " + err.Error())
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,230 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// QueueStatus answers a steer or followUp Update: how many messages wait in
+// that queue now, this one included.
+type QueueStatus struct {
+	Queued int `json:"queued"`
+}
+
+// AbortStatus answers an abort Update.
+type AbortStatus struct {
+	// AlreadyAborted is set when an earlier abort got there first.
+	AlreadyAborted bool `json:"alreadyAborted,omitempty"`
+}
+
+// RunState answers QueryState.
+type RunState struct {
+	Status           string           `json:"status"`
+	Turn             int              `json:"turn"`
+	PendingToolCalls []string         `json:"pendingToolCalls"`
+	Steering         []agent.Message  `json:"steering"`
+	FollowUps        []agent.Message  `json:"followUps"`
+	Aborted          bool             `json:"aborted,omitempty"`
+	AbortReason      string           `json:"abortReason,omitempty"`
+	Messages         int              `json:"messages"`
+	LastEvent        int64            `json:"lastEvent"`
+	StopReason       agent.StopReason `json:"stopReason,omitempty"`
+	Usage            agent.Usage      `json:"usage"`
+}
+
+type signalChannels struct {
+	steer, followUp, abort, toolUpdate workflow.ReceiveChannel
+}
+
+// registerHandlers installs the Updates, Signals and Queries before the run
+// can block, so nothing sent early is refused.
+func (l *loop) registerHandlers(ctx workflow.Context) error {
+	l.signals = signalChannels{
+		steer:      workflow.GetSignalChannel(ctx, SignalSteer),
+		followUp:   workflow.GetSignalChannel(ctx, SignalFollowUp),
+		abort:      workflow.GetSignalChannel(ctx, SignalAbort),
+		toolUpdate: workflow.GetSignalChannel(ctx, SignalToolUpdate),
+	}
+	queueUpdate := func(q *queue) (func(workflow.Context, agent.Message) (QueueStatus, error), func(workflow.Context, agent.Message) error) {
+		validate := func(_ workflow.Context, m agent.Message) error {
+			if l.status == statusEnded || l.status == statusFailed {
+				return errors.New("the run has ended; start a new run to send more messages")
+			}
+			return checkQueuedMessage(&m)
+		}
+		handle := func(_ workflow.Context, m agent.Message) (QueueStatus, error) {
+			_ = checkQueuedMessage(&m) // fills the default role the validator allowed
+			q.push(m)
+			return QueueStatus{Queued: len(q.items)}, nil
+		}
+		return handle, validate
+	}
+	for _, u := range []struct {
+		name string
+		q    *queue
+	}{{UpdateSteer, &l.steering}, {UpdateFollowUp, &l.followUps}} {
+		handle, validate := queueUpdate(u.q)
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, handle,
+			workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
+			return err
+		}
+	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateAbort, func(_ workflow.Context, r activities.AbortRequest) (AbortStatus, error) {
+		already := l.aborted
+		l.abort(abortReason(r.Reason))
+		return AbortStatus{AlreadyAborted: already}, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {
+		return EventsPage{Events: l.events.page(q), Last: l.events.last(), Done: l.status == statusEnded || l.status == statusFailed}, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (RunState, error) { return l.state(), nil }); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryContext, l.contextPage); err != nil {
+		return err
+	}
+	return nil
+}
+
+func abortReason(r string) string {
+	if r == "" {
+		return "aborted by request"
+	}
+	return r
+}
+
+// addSignalCases adds the signal channels and the workflow's cancellation to
+// a selector. They are added before any future, and only the main coroutine
+// selects on them: the SDK's Select takes the first ready case in order, and
+// every event of a workflow task is delivered before coroutines run, so a
+// signal that precedes an activity result in history is handled before it.
+func (l *loop) addSignalCases(s workflow.Selector) {
+	s.AddReceive(l.signals.abort, func(c workflow.ReceiveChannel, _ bool) {
+		var r activities.AbortRequest
+		if c.ReceiveAsync(&r) {
+			l.abort(abortReason(r.Reason))
+		}
+	})
+	s.AddReceive(l.signals.toolUpdate, func(c workflow.ReceiveChannel, _ bool) {
+		var u activities.ToolUpdate
+		if c.ReceiveAsync(&u) {
+			l.toolUpdate(u)
+		}
+	})
+	s.AddReceive(l.signals.steer, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.steering) })
+	s.AddReceive(l.signals.followUp, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.followUps) })
+	if !l.cancelled {
+		s.AddReceive(l.rootCtx.Done(), func(workflow.ReceiveChannel, bool) {
+			// A cancellation from the CLI or UI ends the run as an abort.
+			l.cancelled = true
+			l.abort("workflow cancelled")
+		})
+	}
+}
+
+// wait blocks until f is ready, handling signals meanwhile, then handles
+// the signals delivered with it.
+func (l *loop) wait(ctx workflow.Context, f workflow.Future) {
+	for !f.IsReady() {
+		s := workflow.NewSelector(ctx)
+		l.addSignalCases(s)
+		s.AddFuture(f, func(workflow.Future) {})
+		s.Select(ctx)
+	}
+	l.drainSignals(ctx)
+}
+
+// drainSignals handles every signal already delivered. It runs before each
+// decision of the loop: scheduling a stage, emitting a tool's end, polling
+// a queue.
+func (l *loop) drainSignals(ctx workflow.Context) {
+	for {
+		s := workflow.NewSelector(ctx)
+		l.addSignalCases(s)
+		if !s.HasPending() {
+			return
+		}
+		s.Select(ctx)
+	}
+}
+
+func (l *loop) receiveQueued(c workflow.ReceiveChannel, q *queue) {
+	var m agent.Message
+	if !c.ReceiveAsync(&m) {
+		return
+	}
+	if err := checkQueuedMessage(&m); err != nil {
+		workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid queued message", "Channel", c.Name(), "Error", err)
+		return
+	}
+	q.push(m)
+}
+
+// toolUpdate records partial results of a running call, in order. Updates
+// for a call that has ended are dropped, as pi drops late onUpdate calls.
+func (l *loop) toolUpdate(u activities.ToolUpdate) {
+	if !l.isPending(u.ToolCallID) {
+		return
+	}
+	for i := range u.Results {
+		if l.batch != nil && i < len(u.Offsets) {
+			// Ends of siblings that finished before this update was
+			// emitted come first, as in pi.
+			l.release(l.rootCtx, u.Offsets[i].Milliseconds())
+		}
+		r := u.Results[i]
+		l.emit(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: u.ToolCallID,
+			ToolName: l.toolNameOf(u.ToolCallID), Args: l.rawArgs[u.ToolCallID], PartialResult: &r})
+	}
+}
+
+func (l *loop) state() RunState {
+	return RunState{
+		Status:           l.status,
+		Turn:             l.turn,
+		PendingToolCalls: append([]string{}, l.pending...),
+		Steering:         append([]agent.Message{}, l.steering.items...),
+		FollowUps:        append([]agent.Message{}, l.followUps.items...),
+		Aborted:          l.aborted,
+		AbortReason:      l.abortReason,
+		Messages:         l.context.Len(),
+		LastEvent:        l.events.last(),
+		StopReason:       l.stopReason,
+		Usage:            l.usage,
+	}
+}
+
+// maxContextPageBytes bounds one QueryContext answer.
+const maxContextPageBytes = 1 << 20
+
+func (l *loop) contextPage(q activities.ContextQuery) (activities.ContextPage, error) {
+	total := l.context.Len()
+	if q.From < 0 || q.From > total {
+		return activities.ContextPage{}, fmt.Errorf("from %d out of range [0, %d]", q.From, total)
+	}
+	to := q.To
+	if to <= 0 || to > total {
+		to = total
+	}
+	page := activities.ContextPage{SystemPrompt: l.context.SystemPrompt, Total: total, Next: q.From}
+	size := 0
+	for i := q.From; i < to; i++ {
+		n := l.context.MessageSize(i)
+		if i > q.From && size+n > maxContextPageBytes {
+			break
+		}
+		size += n
+		page.Messages = append(page.Messages, l.context.Messages[i])
+		page.Next = i + 1
+	}
+	return page, nil
+}

@@ -1,0 +1,29 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/activities"
+)
+
+// Register registers the agent loop workflow and its activities on a worker.
+func Register(w worker.Registry, acts *activities.Activities) {
+	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: AgentLoopWorkflow})
+	w.RegisterActivity(acts)
+}
+
+// AbortLatency is the worker's MaxHeartbeatThrottleInterval default. An
+// abort reaches a running activity only in the answer to a heartbeat, and
+// the SDK sends at most one heartbeat per throttle interval, so this is how
+// long a running tool or model call may take to see an abort.
+const AbortLatency = 200 * time.Millisecond
+
+// WorkerOptions are the worker options the agent loop needs.
+func WorkerOptions() worker.Options {
+	return worker.Options{
+		MaxHeartbeatThrottleInterval: AbortLatency,
+	}
+}

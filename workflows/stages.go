@@ -1,0 +1,164 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// Tool execution defaults; a tool's Durability overrides them.
+const (
+	toolTimeout     = 10 * time.Minute
+	toolHeartbeat   = 30 * time.Second
+	toolMaxAttempts = 3
+)
+
+// prepare is pi's prepareToolCall. A call naming a tool the run does not have
+// is answered here; everything else runs the PrepareToolCall local activity.
+func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.PrepareOutput {
+	if _, ok := l.tools[call.Name]; !ok {
+		return activities.PrepareOutput{Immediate: true, IsError: true,
+			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
+	}
+	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, activities.PrepareInput{
+		ToolCall:       call,
+		BeforeToolCall: l.in.BeforeToolCall,
+		Aborted:        l.aborted,
+	})
+	l.wait(ctx, f)
+	var out activities.PrepareOutput
+	if err := f.Get(ctx, &out); err != nil {
+		return activities.PrepareOutput{Immediate: true, IsError: true, Result: agent.ErrorResult(failureText(err))}
+	}
+	return out
+}
+
+// startExecute schedules the ExecuteToolCall activity for a prepared call.
+func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Future {
+	info := l.tools[call.Name]
+	opts := workflow.ActivityOptions{
+		TaskQueue:           l.in.ToolTaskQueue,
+		StartToCloseTimeout: toolTimeout,
+		HeartbeatTimeout:    toolHeartbeat,
+		WaitForCancellation: true,
+		Summary:             callSummary(call.Name, args),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        toolMaxAttempts,
+			NonRetryableErrorTypes: []string{activities.ErrUnknownTool},
+		},
+	}
+	if info.Timeout > 0 {
+		opts.StartToCloseTimeout = info.Timeout
+	}
+	if info.MaxAttempts > 0 {
+		opts.RetryPolicy.MaximumAttempts = int32(info.MaxAttempts)
+	}
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(l.activityCtx(), opts), a.ExecuteToolCall,
+		activities.ExecuteInput{
+			ToolCallID: call.ID,
+			ToolName:   call.Name,
+			Args:       args,
+			Workspace:  l.in.Workspace,
+			Aborted:    l.aborted,
+		})
+}
+
+// executeResult reads an execute future. ok is false when the activity was
+// cancelled before it ran; the caller then runs it again with the abort in
+// its input, because pi still runs a tool after an abort, with an aborted
+// signal, and lets the tool decide.
+func executeResult(ctx workflow.Context, f workflow.Future) (out activities.ExecuteOutput, ok bool) {
+	err := f.Get(ctx, &out)
+	if err == nil {
+		return out, true
+	}
+	var cancelled *temporal.CanceledError
+	if errors.As(err, &cancelled) {
+		return out, false
+	}
+	return activities.ExecuteOutput{Result: agent.ErrorResult(toolFailureText(err)), IsError: true}, true
+}
+
+// execute runs a prepared call to its result.
+func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string]any) activities.ExecuteOutput {
+	for {
+		f := l.startExecute(call, args)
+		l.wait(ctx, f)
+		if out, ok := executeResult(ctx, f); ok {
+			return out
+		}
+	}
+}
+
+// finalize is pi's finalizeExecutedToolCall: the after hooks, when the run
+// names any, in the FinalizeToolCall local activity.
+func (l *loop) finalize(ctx workflow.Context, call agent.Content, args map[string]any, result agent.ToolResult, isError bool) finalized {
+	if len(l.in.AfterToolCall) == 0 {
+		return finalized{call: call, result: result, isError: isError}
+	}
+	f := l.startFinalize(ctx, call, args, result, isError)
+	l.wait(ctx, f)
+	return finalizeResult(ctx, f, call)
+}
+
+func (l *loop) startFinalize(ctx workflow.Context, call agent.Content, args map[string]any, result agent.ToolResult, isError bool) workflow.Future {
+	return workflow.ExecuteLocalActivity(l.localCtx(ctx), a.FinalizeToolCall, activities.FinalizeInput{
+		ToolCall:      call,
+		Args:          args,
+		Result:        result,
+		IsError:       isError,
+		AfterToolCall: l.in.AfterToolCall,
+		Aborted:       l.aborted,
+	})
+}
+
+func finalizeResult(ctx workflow.Context, f workflow.Future, call agent.Content) finalized {
+	var out activities.FinalizeOutput
+	if err := f.Get(ctx, &out); err != nil {
+		return finalized{call: call, result: agent.ErrorResult(failureText(err)), isError: true}
+	}
+	return finalized{call: call, result: out.Result, isError: out.IsError}
+}
+
+// toolFailureText explains a tool activity that failed for good.
+func toolFailureText(err error) string {
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) {
+		return "Tool execution failed: " + timeoutText(timeoutErr)
+	}
+	return failureText(err)
+}
+
+// callSummary is the one line the Web UI shows for a tool activity, such as
+// `bash: npm test`.
+func callSummary(name string, args map[string]any) string {
+	detail := ""
+	for _, key := range []string{"command", "path", "pattern"} {
+		if v, ok := args[key].(string); ok && v != "" {
+			detail = v
+			break
+		}
+	}
+	if detail == "" && len(args) > 0 {
+		b, _ := json.Marshal(args)
+		detail = string(b)
+	}
+	if detail == "" {
+		return name
+	}
+	const max = 80
+	if r := []rune(detail); len(r) > max {
+		detail = string(r[:max-1]) + "…"
+	}
+	return name + ": " + detail
+}

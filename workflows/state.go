@@ -1,0 +1,167 @@
+package workflows
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// a is the nil receiver the workflow names activities through; the worker
+// registers a real *activities.Activities.
+var a *activities.Activities
+
+// Run statuses reported by QueryState.
+const (
+	statusStarting = "starting"
+	statusRunning  = "running"
+	statusEnded    = "ended"
+	statusFailed   = "failed"
+)
+
+// maxResultBytes bounds the messages in the workflow result, which must stay
+// under Temporal's 2 MB payload limit.
+const maxResultBytes = 1 << 20
+
+// loop is the state of one run, shared by the main loop and the handlers.
+type loop struct {
+	in      AgentLoopInput
+	prompts []agent.Message
+	tools   map[string]activities.ToolInfo
+
+	context     *agent.Transcript
+	newMessages []agent.Message
+	// modelBase is how many context messages the model-turn activity's
+	// cache already holds; only later ones go into its input.
+	modelBase     int
+	lastAssistant agent.Message
+
+	steering  queue
+	followUps queue
+	events    eventLog
+
+	status       string
+	turn         int
+	normalTurns  int
+	pending      []string // tool calls started and not yet ended, in call order
+	rawArgs      map[string]map[string]any
+	usage        agent.Usage
+	stopReason   agent.StopReason
+	errorMessage string
+
+	aborted     bool
+	abortReason string
+	// abortCtx is cancelled by an abort; activities started before it run
+	// under it. cancelAbort is nil once used.
+	abortCtx    workflow.Context
+	cancelAbort workflow.CancelFunc
+	baseCtx     workflow.Context
+	rootCtx     workflow.Context
+	cancelled   bool
+
+	signals signalChannels
+	// batch is the parallel tool batch in flight, if any.
+	batch *batch
+}
+
+func newLoop(ctx workflow.Context, in AgentLoopInput) *loop {
+	l := &loop{
+		in:        in,
+		tools:     map[string]activities.ToolInfo{},
+		context:   agent.NewTranscript(in.SystemPrompt),
+		steering:  queue{mode: in.SteeringMode, items: append([]agent.Message(nil), in.Steering...)},
+		followUps: queue{mode: in.FollowUpMode, items: append([]agent.Message(nil), in.FollowUps...)},
+		events:    eventLog{first: 1},
+		status:    statusStarting,
+		rawArgs:   map[string]map[string]any{},
+	}
+	now := workflow.Now(ctx).UnixMilli()
+	l.prompts = append(l.prompts, in.Prompts...)
+	if in.Prompt != "" {
+		l.prompts = append(l.prompts, agent.UserText(in.Prompt, now))
+	}
+	for i := range l.prompts {
+		if l.prompts[i].Timestamp == 0 {
+			l.prompts[i].Timestamp = now
+		}
+	}
+	l.context.Append(in.Messages...)
+	// Activities must outlive a workflow cancellation long enough to end
+	// the run the way an abort does, so they hang off a disconnected context.
+	l.rootCtx = ctx
+	l.baseCtx, _ = workflow.NewDisconnectedContext(ctx)
+	l.abortCtx, l.cancelAbort = workflow.WithCancel(l.baseCtx)
+	return l
+}
+
+// activityCtx is the context for an activity starting now: cancellable by
+// abort until the run is aborted; afterwards not cancellable, since pi still
+// runs later tools (with an aborted signal, which Aborted in their input
+// reproduces).
+func (l *loop) activityCtx() workflow.Context {
+	if l.aborted {
+		return l.baseCtx
+	}
+	return l.abortCtx
+}
+
+// localCtx runs the cheap stages (resolve, prepare, finalize) as local
+// activities: recorded as markers, no task-queue round trip.
+func (l *loop) localCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(l.baseCtx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+}
+
+// abort is pi's agent.abort: in-flight activities are cancelled (tools see a
+// cancelled context) and the next model turn ends as aborted.
+func (l *loop) abort(reason string) {
+	if l.aborted {
+		return
+	}
+	l.aborted = true
+	l.abortReason = reason
+	l.cancelAbort()
+}
+
+// finish drains handlers and builds the result. A run cancelled from the CLI
+// or UI ends like an aborted one, then reports Canceled with the result as
+// details.
+func (l *loop) finish(ctx workflow.Context) (AgentLoopResult, error) {
+	_ = workflow.Await(l.baseCtx, func() bool { return workflow.AllHandlersFinished(l.baseCtx) })
+	l.drainSignals(l.baseCtx)
+	res := AgentLoopResult{
+		StopReason:   l.stopReason,
+		ErrorMessage: l.errorMessage,
+		Turns:        l.turn,
+		Usage:        l.usage,
+		Steering:     l.steering.items,
+		FollowUps:    l.followUps.items,
+	}
+	res.Messages, res.OmittedMessages = boundedTail(l.newMessages, maxResultBytes)
+	if l.cancelled {
+		return res, temporal.NewCanceledError(res)
+	}
+	return res, nil
+}
+
+// boundedTail returns the longest suffix of ms whose JSON fits in limit, and
+// how many leading messages it leaves out.
+func boundedTail(ms []agent.Message, limit int) ([]agent.Message, int) {
+	size := 0
+	start := len(ms)
+	for start > 0 {
+		b, _ := json.Marshal(ms[start-1])
+		if size+len(b) > limit {
+			break
+		}
+		size += len(b)
+		start--
+	}
+	return ms[start:], start
+}

@@ -1,0 +1,142 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/llm"
+)
+
+// Model-turn activity policy. Temporal owns retries: providers run with
+// their own retries off, rate limits and outages come back as retryable
+// errors (with the provider's retry-after), the rest as non-retryable ones.
+const (
+	modelTurnTimeout   = 10 * time.Minute
+	modelHeartbeat     = 30 * time.Second
+	modelRetryAttempts = 6
+)
+
+// modelTurn is pi's streamAssistantResponse: one model call whose message
+// joins the context. After an abort no call is made: the turn ends as pi's
+// providers end it for an aborted signal.
+func (l *loop) modelTurn(ctx workflow.Context) agent.Message {
+	var msg agent.Message
+	if l.aborted {
+		msg = l.abortedMessage(ctx)
+	} else {
+		msg = l.callModel(ctx)
+	}
+	if msg.Usage != nil {
+		l.usage = l.usage.Add(*msg.Usage)
+	}
+	start := msg
+	start.Content = []agent.Content{}
+	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &start})
+	l.emit(agent.Event{Type: agent.EventMessageEnd, Message: &msg})
+	l.push(msg)
+	l.lastAssistant = msg
+	return msg
+}
+
+func (l *loop) callModel(ctx workflow.Context) agent.Message {
+	ref := activities.ContextRef{
+		BaseLen:  l.modelBase,
+		BaseHash: l.context.HashAt(l.modelBase),
+		Delta:    l.context.Messages[l.modelBase:],
+	}
+	if l.modelBase == 0 {
+		ref.SystemPrompt = l.context.SystemPrompt
+	}
+	actx := workflow.WithActivityOptions(l.activityCtx(), workflow.ActivityOptions{
+		StartToCloseTimeout: modelTurnTimeout,
+		HeartbeatTimeout:    modelHeartbeat,
+		WaitForCancellation: true,
+		Summary:             fmt.Sprintf("%s turn %d", l.in.Model, l.turn),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    modelRetryAttempts,
+			NonRetryableErrorTypes: []string{
+				string(llm.ErrBadRequest), string(llm.ErrAuth), string(llm.ErrNotFound),
+				string(llm.ErrContextOverflow), activities.ErrUnknownModel, activities.ErrContextMismatch,
+			},
+		},
+	})
+	f := workflow.ExecuteActivity(actx, a.ModelTurn, activities.ModelTurnInput{
+		Model:   l.in.Model,
+		Options: l.in.ModelOptions,
+		Tools:   l.in.Tools,
+		Context: ref,
+		Turn:    l.turn,
+	})
+	l.wait(ctx, f)
+	var out activities.ModelTurnOutput
+	if err := f.Get(ctx, &out); err != nil {
+		var cancelled *temporal.CanceledError
+		if errors.As(err, &cancelled) {
+			// Cancelled before the activity could answer: the call never
+			// reached the model, which is what an aborted signal gives.
+			return l.abortedMessage(ctx)
+		}
+		return l.failedMessage(ctx, err)
+	}
+	// The activity's cache now holds the context up to this message.
+	l.modelBase = l.context.Len() + 1
+	return out.Message
+}
+
+// assistantShell is an assistant message for this run's model with no
+// content, as pi-ai builds its error and aborted messages.
+func (l *loop) assistantShell(ctx workflow.Context) agent.Message {
+	return agent.Message{
+		Role:      agent.RoleAssistant,
+		Content:   []agent.Content{},
+		Provider:  l.in.Model.Provider,
+		Model:     l.in.Model.ID,
+		Usage:     &agent.Usage{},
+		Timestamp: workflow.Now(ctx).UnixMilli(),
+	}
+}
+
+func (l *loop) abortedMessage(ctx workflow.Context) agent.Message {
+	m := l.assistantShell(ctx)
+	m.StopReason = agent.StopReasonAborted
+	m.ErrorMessage = agent.AbortedErrorMessage
+	return m
+}
+
+// failedMessage ends the turn as pi ends a failed call: an assistant message
+// with stopReason error and the provider's error text.
+func (l *loop) failedMessage(ctx workflow.Context, err error) agent.Message {
+	m := l.assistantShell(ctx)
+	m.StopReason = agent.StopReasonError
+	m.ErrorMessage = failureText(err)
+	return m
+}
+
+// failureText is the innermost message of an activity failure: the
+// provider's or tool's own words rather than Temporal's wrapping.
+func failureText(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) {
+		return "model call " + timeoutText(timeoutErr)
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
