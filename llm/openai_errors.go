@@ -47,6 +47,9 @@ func captureFailure(into *failedResponse) option.Middleware {
 // SDK could not decode it), an error object inside the stream, or a
 // network failure.
 func classifyOpenAI(err error, resp *failedResponse) *Error {
+	if e, ok := AsError(err); ok {
+		return e
+	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) && apiErr.Message != "" {
 		var header http.Header

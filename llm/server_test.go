@@ -212,3 +212,19 @@ func mustJSON(t *testing.T, v any) map[string]any {
 	}
 	return m
 }
+
+// add scripts more replies.
+func (f *fakeProvider) add(replies ...reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replies = append(f.replies, replies...)
+}
+
+// mustJSONValue encodes v compactly, for comparing small JSON values.
+func mustJSONValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
