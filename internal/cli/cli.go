@@ -1,0 +1,169 @@
+// Package cli holds the starter's commands: start a run and stream its
+// events, run the demo, watch, steer, follow up, abort and inspect runs.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/internal/logging"
+)
+
+// Usage lists the commands.
+const Usage = `usage: starter [-address host:port] [-namespace ns] COMMAND [flags] [args]
+
+commands:
+  run [flags] PROMPT      start a run and stream its events (run -h for flags)
+  demo                    run the scripted demo on a sample workspace
+  watch ID                stream the events of a run
+  steer ID TEXT           queue a steering message (injected after the current turn)
+  follow-up ID TEXT       queue a follow-up message (injected when the agent would stop)
+  abort ID [REASON]       abort a run
+  state ID                print a run's state
+`
+
+// Main runs the starter with its arguments and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
+	address := fs.String("address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "Temporal frontend host:port")
+	namespace := fs.String("namespace", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	logger, _ := logging.New("warn", false)
+	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(stderr, "starter: connect to Temporal:", err)
+		return 1
+	}
+	defer c.Close()
+	env := &env{c: c, out: stdout, err: stderr}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	commands := map[string]func(context.Context, []string) error{
+		"run":       env.run,
+		"demo":      env.demo,
+		"watch":     env.watch,
+		"steer":     env.steer,
+		"follow-up": env.followUp,
+		"abort":     env.abort,
+		"state":     env.state,
+	}
+	f, ok := commands[cmd]
+	if !ok {
+		fmt.Fprintf(stderr, "starter: unknown command %q\n\n%s", cmd, Usage)
+		return 2
+	}
+	if err := f(ctx, rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 2
+		}
+		fmt.Fprintln(stderr, "starter:", err)
+		return 1
+	}
+	return 0
+}
+
+type env struct {
+	c   client.Client
+	out io.Writer
+	err io.Writer
+}
+
+func (e *env) watch(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	after := fs.Int64("after", 0, "print events after this sequence number")
+	asJSON := fs.Bool("json", false, "print events as JSON lines")
+	if err := parse(fs, args, 1, "watch ID"); err != nil {
+		return err
+	}
+	p := agentclient.Printer{W: e.out, JSON: *asJSON}
+	return agentclient.Follow(ctx, e.c, fs.Arg(0), "", *after, p.Print)
+}
+
+func (e *env) steer(ctx context.Context, args []string) error {
+	if len(args) < 2 {
+		return errors.New("usage: steer ID TEXT")
+	}
+	st, err := agentclient.Steer(ctx, e.c, args[0], strings.Join(args[1:], " "))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "steering queued (%d waiting)\n", st.Queued)
+	return nil
+}
+
+func (e *env) followUp(ctx context.Context, args []string) error {
+	if len(args) < 2 {
+		return errors.New("usage: follow-up ID TEXT")
+	}
+	st, err := agentclient.FollowUp(ctx, e.c, args[0], strings.Join(args[1:], " "))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "follow-up queued (%d waiting)\n", st.Queued)
+	return nil
+}
+
+func (e *env) abort(ctx context.Context, args []string) error {
+	if len(args) < 1 {
+		return errors.New("usage: abort ID [REASON]")
+	}
+	st, err := agentclient.Abort(ctx, e.c, args[0], strings.Join(args[1:], " "))
+	if err != nil {
+		return err
+	}
+	if st.AlreadyAborted {
+		fmt.Fprintln(e.out, "already aborted")
+	} else {
+		fmt.Fprintln(e.out, "aborted")
+	}
+	return nil
+}
+
+func (e *env) state(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: state ID")
+	}
+	st, err := agentclient.State(ctx, e.c, args[0])
+	if err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(st, "", "  ")
+	fmt.Fprintln(e.out, string(b))
+	return nil
+}
+
+func parse(fs *flag.FlagSet, args []string, n int, usage string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != n {
+		return fmt.Errorf("usage: %s", usage)
+	}
+	return nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/demo"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// UIAddress is where the dev server's Web UI listens.
+var UIAddress = envOr("TEMPORAL_UI", "http://localhost:8233")
+
+func (e *env) run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(e.err)
+	model := fs.String("model", llm.ScriptedProviderName+"/"+demo.ModelID, "model as provider/model-id")
+	toolList := fs.String("tools", strings.Join(demo.Tools, ","), "comma-separated tool names")
+	workspace := fs.String("workspace", ".", "workspace directory (on the worker's machine)")
+	system := fs.String("system", "", "system prompt")
+	id := fs.String("id", "", "workflow id (default agent-<random>)")
+	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue")
+	toolQueue := fs.String("tool-queue", "", "task queue of the workers that hold the workspace")
+	execution := fs.String("tool-execution", "parallel", "parallel or sequential")
+	before := fs.String("before", "", "comma-separated beforeToolCall hook names")
+	after := fs.String("after", "", "comma-separated afterToolCall hook names")
+	stopAfter := fs.Int("stop-after", 0, "stop after this many turns (0: no limit)")
+	inputFile := fs.String("input", "", "JSON file with the whole workflow input (other flags ignored)")
+	asJSON := fs.Bool("json", false, "print events as JSON lines")
+	detach := fs.Bool("detach", false, "start the run and print its id without following it")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var in workflows.AgentLoopInput
+	if *inputFile != "" {
+		b, err := os.ReadFile(*inputFile)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &in); err != nil {
+			return fmt.Errorf("%s: %w", *inputFile, err)
+		}
+	} else {
+		ref, err := agent.ParseModelRef(*model)
+		if err != nil {
+			return err
+		}
+		ws, err := filepath.Abs(*workspace)
+		if err != nil {
+			return err
+		}
+		in = workflows.AgentLoopInput{
+			LoopConfig: agent.LoopConfig{
+				SystemPrompt:   *system,
+				Model:          ref,
+				Tools:          split(*toolList),
+				ToolExecution:  agent.ExecutionMode(*execution),
+				BeforeToolCall: split(*before),
+				AfterToolCall:  split(*after),
+				Workspace:      ws,
+				ToolTaskQueue:  *toolQueue,
+			},
+			Prompt: strings.Join(fs.Args(), " "),
+		}
+		if *stopAfter > 0 {
+			in.StopAfterTurn = &agent.StopRule{Turns: *stopAfter}
+		}
+		if in.Prompt == "" {
+			return errors.New("usage: run [flags] PROMPT")
+		}
+	}
+	if in.Model.Provider == llm.ScriptedProviderName {
+		fmt.Fprintln(e.out, "Using the scripted demo model: it needs no API key and answers from a fixed script.")
+		fmt.Fprintln(e.out, "For a real model pass -model anthropic/claude-sonnet-4-5 (ANTHROPIC_API_KEY), openai/gpt-5 (OPENAI_API_KEY) or ollama/qwen3:8b on the worker.")
+	}
+	return e.start(ctx, runID(*id), *taskQueue, in, *asJSON, *detach, nil)
+}
+
+// start starts a run, calls then (if any) once it is running, and follows
+// its events to the end.
+func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.AgentLoopInput, asJSON, detach bool, then func(client.WorkflowRun) error) error {
+	run, err := agentclient.Start(ctx, e.c, id, taskQueue, in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "Run %s started. Web UI: %s/namespaces/default/workflows/%s\n", run.GetID(), UIAddress, run.GetID())
+	if detach {
+		return nil
+	}
+	if then != nil {
+		if err := then(run); err != nil {
+			return err
+		}
+	}
+	p := agentclient.Printer{W: e.out, JSON: asJSON}
+	if err := agentclient.Follow(ctx, e.c, run.GetID(), run.GetRunID(), 0, p.Print); err != nil {
+		return err
+	}
+	var res workflows.AgentLoopResult
+	if err := run.Get(ctx, &res); err != nil {
+		return err
+	}
+	u := res.Usage
+	fmt.Fprintf(e.out, "Run ended: stopReason %s after %d turns; tokens in %d, out %d; cost $%.4f\n",
+		res.StopReason, res.Turns, u.Input, u.Output, u.Cost.Total)
+	if res.ErrorMessage != "" {
+		fmt.Fprintln(e.out, "Error:", res.ErrorMessage)
+	}
+	return nil
+}
+
+// demo runs the scripted demo: parallel reads, a failing test (an error
+// result), a steering message, parallel edits and a passing test.
+func (e *env) demo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(e.err)
+	workspace := fs.String("workspace", filepath.Join(".demo", "workspace"), "where to put the sample project (recreated)")
+	asJSON := fs.Bool("json", false, "print events as JSON lines")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ws, err := filepath.Abs(*workspace)
+	if err != nil {
+		return err
+	}
+	if err := demo.PrepareWorkspace(ws); err != nil {
+		return fmt.Errorf("prepare demo workspace: %w", err)
+	}
+	fmt.Fprintf(e.out, "Demo workspace: %s\n", ws)
+	fmt.Fprintln(e.out, "Using the scripted demo model: it needs no API key and answers from a fixed script; the tools are real.")
+	in := workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{
+			SystemPrompt: demo.SystemPrompt,
+			Model:        agent.ModelRef{Provider: llm.ScriptedProviderName, ID: demo.ModelID},
+			Tools:        demo.Tools,
+			Workspace:    ws,
+		},
+		Prompt: demo.Prompt,
+	}
+	steer := func(run client.WorkflowRun) error {
+		st, err := agentclient.Steer(ctx, e.c, run.GetID(), demo.Steering)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.out, "Sent steering message %q (%d queued); it joins the run after the first turn.\n", demo.Steering, st.Queued)
+		return nil
+	}
+	return e.start(ctx, runID(""), workflows.TaskQueue, in, *asJSON, false, steer)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runID(id string) string {
+	if id != "" {
+		return id
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "agent-" + hex.EncodeToString(b)
+}
