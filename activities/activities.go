@@ -35,6 +35,10 @@ type Activities struct {
 	// none.
 	DefaultWorkspace string
 
+	// NoContextCache makes every model turn read its context prefix with
+	// the context Query, as a worker that never ran the run before does.
+	NoContextCache bool
+
 	contexts *contextCache
 }
 

@@ -82,7 +82,7 @@ func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (*agent.Tr
 	var t *agent.Transcript
 	if ref.BaseLen == 0 {
 		t = agent.NewTranscript(ref.SystemPrompt)
-	} else if cached, ok := a.contexts.prefix(run, ref.BaseLen, ref.BaseHash); ok {
+	} else if cached, ok := a.contexts.prefix(run, ref.BaseLen, ref.BaseHash); ok && !a.NoContextCache {
 		t = cached
 	} else {
 		fetched, err := a.fetchContext(ctx, ref.BaseLen)

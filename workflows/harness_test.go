@@ -1,0 +1,155 @@
+package workflows_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// harness is a worker on a task queue of its own, with a scripted model, the
+// given tools and hooks, on the shared test server.
+type harness struct {
+	t          *testing.T
+	c          client.Client
+	queue      string
+	acts       *activities.Activities
+	hooks      *hooks.Registry
+	modelCalls atomic.Int32
+	mu         sync.Mutex
+	requests   []llm.Request
+}
+
+func newHarness(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
+	t.Helper()
+	h := &harness{t: t, c: testenv.Client(t), queue: "test-" + suffix(), hooks: hooks.NewRegistry()}
+	scripted := llm.NewScriptedProvider()
+	scripted.Add("script", llm.Script{Responses: script})
+	models := llm.NewRegistry()
+	models.Register("test", llm.ProviderFunc(func(id string) (llm.Model, error) {
+		m, err := scripted.Model(id)
+		if err != nil {
+			return nil, err
+		}
+		return countingModel{m: m, h: h}, nil
+	}))
+	h.acts = activities.New(h.c, models, tools.NewRegistry(ts...), h.hooks)
+	opts := workflows.WorkerOptions()
+	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond
+	w := worker.New(h.c, h.queue, opts)
+	workflows.Register(w, h.acts)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return h
+}
+
+// input is a run of the scripted model with the named tools.
+func (h *harness) input(prompt string, toolNames ...string) workflows.AgentLoopInput {
+	return workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: toolNames},
+		Prompt:     prompt,
+	}
+}
+
+func (h *harness) start(in any) client.WorkflowRun {
+	h.t.Helper()
+	run, err := h.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID:        "test-" + suffix(),
+		TaskQueue: h.queue,
+	}, workflows.AgentLoopWorkflow, in)
+	require.NoError(h.t, err)
+	return run
+}
+
+func (h *harness) result(run client.WorkflowRun) workflows.AgentLoopResult {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var res workflows.AgentLoopResult
+	require.NoError(h.t, run.Get(ctx, &res))
+	return res
+}
+
+func (h *harness) events(run client.WorkflowRun) []agent.Event {
+	h.t.Helper()
+	var all []agent.Event
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(h.t, agentclient.Follow(ctx, h.c, run.GetID(), run.GetRunID(), 0, func(e agent.Event) { all = append(all, e) }))
+	return all
+}
+
+// waitState polls the state Query until ok accepts it.
+func (h *harness) waitState(run client.WorkflowRun, ok func(workflows.RunState) bool) workflows.RunState {
+	h.t.Helper()
+	var st workflows.RunState
+	require.Eventually(h.t, func() bool {
+		resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryState)
+		if err != nil || resp.Get(&st) != nil {
+			return false
+		}
+		return ok(st)
+	}, 30*time.Second, 20*time.Millisecond)
+	return st
+}
+
+// countingModel counts the calls of a model and keeps their requests.
+type countingModel struct {
+	m llm.Model
+	h *harness
+}
+
+func (c countingModel) Stream(ctx context.Context, req llm.Request, emit func(agent.StreamEvent)) (agent.Message, error) {
+	c.h.modelCalls.Add(1)
+	c.h.mu.Lock()
+	c.h.requests = append(c.h.requests, req)
+	c.h.mu.Unlock()
+	return c.m.Stream(ctx, req, emit)
+}
+
+// funcTool is a tool whose behaviour is a function.
+type funcTool struct {
+	def tools.Definition
+	fn  func(ctx context.Context, call tools.Call) (agent.ToolResult, error)
+}
+
+func (f funcTool) Definition() tools.Definition { return f.def }
+func (f funcTool) Execute(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
+	return f.fn(ctx, call)
+}
+
+func tool(name string, fn func(ctx context.Context, call tools.Call) (agent.ToolResult, error)) funcTool {
+	return funcTool{def: tools.Definition{Name: name, Description: "test tool " + name}, fn: fn}
+}
+
+func text(s string) agent.Content { return agent.Text(s) }
+
+func call(id, name string) agent.Content { return agent.ToolCall(id, name, map[string]any{}) }
+
+func answer(blocks ...agent.Content) llm.ScriptedResponse { return llm.ScriptedResponse{Content: blocks} }
+
+func lastMessage(res workflows.AgentLoopResult) agent.Message { return res.Messages[len(res.Messages)-1] }
+
+func suffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
