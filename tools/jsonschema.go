@@ -206,31 +206,65 @@ type schemaError struct {
 	missing string
 }
 
-// errCtx is TypeBox's ErrorContext. With collect off it is a CheckContext:
-// the same walk, no errors kept, never full.
+// evalMode is which of TypeBox's three evaluators a walk imitates. They
+// accept the same values but stop at different points, which decides
+// whether a $ref cycle behind a failing keyword is ever entered.
+type evalMode int
+
+const (
+	// compiledCheck is Validator.Check, the generated code: every
+	// conjunction short-circuits, anyOf stops at the first passing member,
+	// contains at the first matching item.
+	compiledCheck evalMode = iota
+	// interpretedCheck is CheckSchema, which Errors uses for not and
+	// contains: conjunctions short-circuit but anyOf, allOf and contains
+	// look at every member or item.
+	interpretedCheck
+	// collectErrors is ErrorSchema: everything is evaluated so that every
+	// error is reported.
+	collectErrors
+)
+
+// errCtx is TypeBox's ErrorContext, or its CheckContext when not collecting.
 type errCtx struct {
-	collect bool
-	errs    []schemaError
+	mode evalMode
+	errs []schemaError
 }
 
-func (c *errCtx) full() bool { return c.collect && len(c.errs) >= maxErrors }
+func (c *errCtx) collect() bool { return c.mode == collectErrors }
 
-func (c *errCtx) child() *errCtx { return &errCtx{collect: c.collect} }
+// short reports whether evaluation stops at the first failure.
+func (c *errCtx) short() bool { return c.mode != collectErrors }
+
+func (c *errCtx) full() bool { return c.collect() && len(c.errs) >= maxErrors }
+
+func (c *errCtx) child() *errCtx { return &errCtx{mode: c.mode} }
+
+// check is the context for a nested yes/no question (not, contains):
+// Errors asks it with the interpreted checker.
+func (c *errCtx) check() *errCtx {
+	if c.mode == compiledCheck {
+		return &errCtx{mode: compiledCheck}
+	}
+	return &errCtx{mode: interpretedCheck}
+}
 
 // add records an error and returns false, so callers can write
 // `return ok || ctx.add(...)` as TypeBox does.
 func (c *errCtx) add(keyword, path, message string) bool {
-	if c.collect && !c.full() {
-		c.errs = append(c.errs, schemaError{keyword: keyword, instancePath: path, message: message})
+	return c.addError(schemaError{keyword: keyword, instancePath: path, message: message})
+}
+
+func (c *errCtx) addError(e schemaError) bool {
+	if c.collect() && !c.full() {
+		c.errs = append(c.errs, e)
 	}
 	return false
 }
 
 func (c *errCtx) addAll(errs []schemaError) {
 	for _, e := range errs {
-		if c.collect && !c.full() {
-			c.errs = append(c.errs, e)
-		}
+		c.addError(e)
 	}
 }
 
@@ -243,19 +277,25 @@ type checker struct {
 	overflow bool
 }
 
-// run is Validator.Check and Validator.Errors in one walk: the errors TypeBox
-// reports are exactly those its interpreted walk collects.
+// run is pi's use of a validator: Check, and only if that fails, Errors.
 func (c *checker) run(value any, collect bool) (bool, []schemaError, error) {
-	ctx := &errCtx{collect: collect}
-	ok := c.validate(ctx, c.root, "", value)
+	ok := c.validate(&errCtx{mode: compiledCheck}, c.root, "", value)
 	if c.overflow {
 		return false, nil, errStackOverflow
 	}
-	return ok, ctx.errs, nil
+	if ok || !collect {
+		return ok, nil, nil
+	}
+	ctx := &errCtx{mode: collectErrors}
+	c.validate(ctx, c.root, "", value)
+	if c.overflow {
+		return false, nil, errStackOverflow
+	}
+	return false, ctx.errs, nil
 }
 
-// validate is ErrorSchema: every keyword is evaluated (TypeBox combines them
-// with a bitwise and) so that all of their errors are reported.
+// validate is ErrorSchema, CheckSchema or the compiled check, depending on
+// ctx. Keywords are taken in TypeBox's order.
 func (c *checker) validate(ctx *errCtx, schema any, path string, value any) bool {
 	if ctx.full() || c.overflow {
 		return false
@@ -267,29 +307,35 @@ func (c *checker) validate(ctx *errCtx, schema any, path string, value any) bool
 	c.depth++
 	defer func() { c.depth-- }()
 
-	switch s := schema.(type) {
-	case bool:
-		return s || ctx.add("boolean", path, "schema is false")
-	case *jsObject:
-		ok := c.typeKeyword(ctx, s, path, value)
-		switch v := value.(type) {
-		case map[string]any:
-			ok = c.objectKeywords(ctx, s, path, v) && ok
-		case []any:
-			ok = c.arrayKeywords(ctx, s, path, v) && ok
-		case string:
-			ok = c.stringKeywords(ctx, s, path, v) && ok
-		case float64:
-			if !math.IsInf(v, 0) && !math.IsNaN(v) {
-				ok = numberKeywords(ctx, s, path, v) && ok
-			}
+	s, isObject := schema.(*jsObject)
+	if !isObject {
+		if b, isBool := schema.(bool); isBool && !b {
+			return ctx.add("boolean", path, "schema is false")
 		}
-		return c.applicators(ctx, s, path, value) && ok
-	default:
-		// An array (or any non-object) has no keywords; TypeBox compiles it
-		// to a check that always passes.
+		// true, or an array: TypeBox compiles an array to a check that
+		// always passes.
 		return true
 	}
+	ok := c.typeKeyword(ctx, s, path, value)
+	if !ok && ctx.short() {
+		return false
+	}
+	switch v := value.(type) {
+	case map[string]any:
+		ok = c.objectKeywords(ctx, s, path, v) && ok
+	case []any:
+		ok = c.arrayKeywords(ctx, s, path, v) && ok
+	case string:
+		ok = c.stringKeywords(ctx, s, path, v) && ok
+	case float64:
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			ok = numberKeywords(ctx, s, path, v) && ok
+		}
+	}
+	if !ok && ctx.short() {
+		return false
+	}
+	return c.applicators(ctx, s, path, value) && ok
 }
 
 func (c *checker) typeKeyword(ctx *errCtx, s *jsObject, path string, value any) bool {
@@ -351,8 +397,14 @@ func encodeFragment(key string) string {
 }
 
 func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value map[string]any) bool {
-	ok := true
 	keys := jsKeys(value)
+	// Each step reports whether evaluation may go on: in a check, the first
+	// failure ends it.
+	ok := true
+	fail := func() bool {
+		ok = false
+		return !ctx.short()
+	}
 	if required, isReq := stringListKeyword(s, "required"); isReq {
 		var missing []string
 		for _, key := range required {
@@ -361,11 +413,11 @@ func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value ma
 			}
 		}
 		if len(missing) > 0 {
-			if ctx.collect && !ctx.full() {
-				ctx.errs = append(ctx.errs, schemaError{keyword: "required", instancePath: path,
-					message: "must have required properties " + strings.Join(missing, ", "), missing: missing[0]})
+			ctx.addError(schemaError{keyword: "required", instancePath: path,
+				message: "must have required properties " + strings.Join(missing, ", "), missing: missing[0]})
+			if !fail() {
+				return false
 			}
-			ok = false
 		}
 	}
 	if additional, isAP := schemaKeyword(s, "additionalProperties"); isAP {
@@ -383,10 +435,16 @@ func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value ma
 			}
 			if !c.validate(ctx, additional, path+"/"+encodeFragment(key), value[key]) {
 				extra = true
+				if ctx.short() {
+					break
+				}
 			}
 		}
 		if extra {
-			ok = ctx.add("additionalProperties", path, "must not have additional properties")
+			ctx.add("additionalProperties", path, "must not have additional properties")
+			if !fail() {
+				return false
+			}
 		}
 	}
 	if deps, isDeps := dependenciesKeyword(s); isDeps {
@@ -395,14 +453,18 @@ func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value ma
 				continue
 			}
 			if names, isList := stringList(deps.vals[key]); isList {
+				// TypeBox reports only the first missing dependency.
 				for _, name := range names {
 					if _, has := value[name]; !has {
-						ok = ctx.add("dependencies", path, dependencyMessage(key, names))
+						ctx.add("dependencies", path, dependencyMessage(key, names))
+						if !fail() {
+							return false
+						}
 						break
 					}
 				}
-			} else if !c.validate(ctx, deps.vals[key], path, value) {
-				ok = false
+			} else if !c.validate(ctx, deps.vals[key], path, value) && !fail() {
+				return false
 			}
 		}
 	}
@@ -414,32 +476,35 @@ func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value ma
 			names, _ := stringList(deps.vals[key])
 			for _, name := range names {
 				if _, has := value[name]; !has {
-					ok = ctx.add("dependentRequired", path, dependencyMessage(key, names))
+					ctx.add("dependentRequired", path, dependencyMessage(key, names))
+					if !fail() {
+						return false
+					}
 				}
 			}
 		}
 	}
 	if deps, isDeps := schemaMapKeyword(s, "dependentSchemas"); isDeps {
 		for _, key := range deps.keys {
-			if _, has := value[key]; has && !c.validate(ctx, deps.vals[key], path, value) {
-				ok = false
+			if _, has := value[key]; has && !c.validate(ctx, deps.vals[key], path, value) && !fail() {
+				return false
 			}
 		}
 	}
 	if patterns, isPP := schemaMapKeyword(s, "patternProperties"); isPP {
 		for _, pattern := range patterns.keys {
-			re := c.cs.regexps[pattern]
+			re := c.cs.pattern(pattern)
 			for _, key := range keys {
-				if re != nil && re.MatchString(key) && !c.validate(ctx, patterns.vals[pattern], path+"/"+encodeFragment(key), value[key]) {
-					ok = false
+				if re != nil && re.MatchString(key) && !c.validate(ctx, patterns.vals[pattern], path+"/"+encodeFragment(key), value[key]) && !fail() {
+					return false
 				}
 			}
 		}
 	}
 	if props, isProps := schemaMapKeyword(s, "properties"); isProps {
 		for _, key := range props.keys {
-			if v, has := value[key]; has && !c.validate(ctx, props.vals[key], path+"/"+encodeFragment(key), v) {
-				ok = false
+			if v, has := value[key]; has && !c.validate(ctx, props.vals[key], path+"/"+encodeFragment(key), v) && !fail() {
+				return false
 			}
 		}
 	}
@@ -448,17 +513,27 @@ func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value ma
 		for _, key := range keys {
 			if !c.validate(ctx, names, path+"/"+encodeFragment(key), key) {
 				bad = append(bad, key)
+				if ctx.short() {
+					break
+				}
 			}
 		}
 		if len(bad) > 0 {
-			ok = ctx.add("propertyNames", path, "property names "+strings.Join(bad, ", ")+" are invalid")
+			ctx.add("propertyNames", path, "property names "+strings.Join(bad, ", ")+" are invalid")
+			if !fail() {
+				return false
+			}
 		}
 	}
 	if limit, isNum := numberKeyword(s, "minProperties"); isNum && !(float64(len(keys)) >= limit) {
-		ok = ctx.add("minProperties", path, "must not have fewer than "+jsNumberString(limit)+" properties")
+		ctx.add("minProperties", path, "must not have fewer than "+jsNumberString(limit)+" properties")
+		if !fail() {
+			return false
+		}
 	}
 	if limit, isNum := numberKeyword(s, "maxProperties"); isNum && !(float64(len(keys)) <= limit) {
-		ok = ctx.add("maxProperties", path, "must not have more than "+jsNumberString(limit)+" properties")
+		ctx.add("maxProperties", path, "must not have more than "+jsNumberString(limit)+" properties")
+		fail()
 	}
 	return ok
 }
@@ -502,7 +577,7 @@ func dependentRequiredKeyword(s *jsObject) (*jsObject, bool) {
 
 func (c *checker) anyPatternMatches(patterns []string, key string) bool {
 	for _, p := range patterns {
-		if re := c.cs.regexps[p]; re != nil && re.MatchString(key) {
+		if re := c.cs.pattern(p); re != nil && re.MatchString(key) {
 			return true
 		}
 	}
@@ -511,20 +586,22 @@ func (c *checker) anyPatternMatches(patterns []string, key string) bool {
 
 func (c *checker) arrayKeywords(ctx *errCtx, s *jsObject, path string, value []any) bool {
 	ok := true
+	fail := func() bool {
+		ok = false
+		return !ctx.short()
+	}
 	itemsRaw, _ := s.get("items")
 	tuple, isTuple := itemsRaw.([]any)
-	if isTuple {
-		for _, item := range tuple {
-			if !isSchema(item) {
-				isTuple = false
-			}
-		}
+	for _, item := range tuple {
+		isTuple = isTuple && isSchema(item)
 	}
 	if additional, isAI := schemaKeyword(s, "additionalItems"); isAI && isTuple {
-		// TypeBox stops at the first failing additional item.
+		// TypeBox stops at the first failing additional item, even in Errors.
 		for i := len(tuple); i < len(value); i++ {
 			if !c.validate(ctx, additional, path+"/"+strconv.Itoa(i), value[i]) {
-				ok = false
+				if !fail() {
+					return false
+				}
 				break
 			}
 		}
@@ -532,14 +609,17 @@ func (c *checker) arrayKeywords(ctx *errCtx, s *jsObject, path string, value []a
 	contains, hasContains := schemaKeyword(s, "contains")
 	minContains, hasMinContains := numberKeyword(s, "minContains")
 	if hasContains && !(hasMinContains && minContains == 0) {
-		if len(value) == 0 || c.countMatching(contains, value) == 0 {
-			ok = ctx.add("contains", path, "must contain at least 1 valid item")
+		if len(value) == 0 || c.countMatching(ctx, contains, value, ctx.mode == compiledCheck) == 0 {
+			ctx.add("contains", path, "must contain at least 1 valid item")
+			if !fail() {
+				return false
+			}
 		}
 	}
 	if isTuple {
 		for i, item := range tuple {
-			if i < len(value) && !c.validate(ctx, item, path+"/"+strconv.Itoa(i), value[i]) {
-				ok = false
+			if i < len(value) && !c.validate(ctx, item, path+"/"+strconv.Itoa(i), value[i]) && !fail() {
+				return false
 			}
 		}
 	} else if items, isItems := schemaKeyword(s, "items"); isItems {
@@ -548,41 +628,59 @@ func (c *checker) arrayKeywords(ctx *errCtx, s *jsObject, path string, value []a
 			offset = len(prefix)
 		}
 		for i := offset; i < len(value); i++ {
-			if !c.validate(ctx, items, path+"/"+strconv.Itoa(i), value[i]) {
-				ok = false
+			if !c.validate(ctx, items, path+"/"+strconv.Itoa(i), value[i]) && !fail() {
+				return false
 			}
 		}
 	}
-	if hasContains && hasMinContains && !(float64(c.countMatching(contains, value)) >= minContains) {
-		ok = ctx.add("contains", path, "must contain at least 1 valid item")
+	if hasContains && hasMinContains && !(float64(c.countMatching(ctx, contains, value, false)) >= minContains) {
+		ctx.add("contains", path, "must contain at least 1 valid item")
+		if !fail() {
+			return false
+		}
 	}
-	if limit, isNum := numberKeyword(s, "maxContains"); isNum && hasContains && !(float64(c.countMatching(contains, value)) <= limit) {
-		ok = ctx.add("contains", path, "must contain at least 1 valid item")
+	if limit, isNum := numberKeyword(s, "maxContains"); isNum && hasContains && !(float64(c.countMatching(ctx, contains, value, false)) <= limit) {
+		ctx.add("contains", path, "must contain at least 1 valid item")
+		if !fail() {
+			return false
+		}
 	}
 	if limit, isNum := numberKeyword(s, "minItems"); isNum && !(float64(len(value)) >= limit) {
-		ok = ctx.add("minItems", path, "must not have fewer than "+jsNumberString(limit)+" items")
+		ctx.add("minItems", path, "must not have fewer than "+jsNumberString(limit)+" items")
+		if !fail() {
+			return false
+		}
 	}
 	if limit, isNum := numberKeyword(s, "maxItems"); isNum && !(float64(len(value)) <= limit) {
-		ok = ctx.add("maxItems", path, "must not have more than "+jsNumberString(limit)+" items")
+		ctx.add("maxItems", path, "must not have more than "+jsNumberString(limit)+" items")
+		if !fail() {
+			return false
+		}
 	}
 	if prefix, isPrefix := schemaListKeyword(s, "prefixItems"); isPrefix && len(value) > 0 {
 		for i, item := range prefix {
-			if i < len(value) && !c.validate(ctx, item, path+"/"+strconv.Itoa(i), value[i]) {
-				ok = false
+			if i < len(value) && !c.validate(ctx, item, path+"/"+strconv.Itoa(i), value[i]) && !fail() {
+				return false
 			}
 		}
 	}
 	if unique, _ := s.get("uniqueItems"); unique == true && hasDuplicates(value) {
-		ok = ctx.add("uniqueItems", path, "must not have duplicate items")
+		ctx.add("uniqueItems", path, "must not have duplicate items")
+		fail()
 	}
 	return ok
 }
 
-func (c *checker) countMatching(schema any, value []any) int {
+// countMatching counts the items that match schema; with firstOnly it stops
+// at the first, as the compiled `contains` does.
+func (c *checker) countMatching(ctx *errCtx, schema any, value []any, firstOnly bool) int {
 	n := 0
 	for _, item := range value {
-		if c.validate(&errCtx{}, schema, "", item) {
+		if c.validate(ctx.check(), schema, "", item) {
 			n++
+			if firstOnly {
+				break
+			}
 		}
 	}
 	return n
@@ -609,7 +707,7 @@ func (c *checker) stringKeywords(ctx *errCtx, s *jsObject, path string, value st
 		}
 	}
 	if pattern, isPattern := stringKeyword(s, "pattern"); isPattern {
-		if re := c.cs.regexps[pattern]; re != nil && !re.MatchString(value) {
+		if re := c.cs.pattern(pattern); re != nil && !re.MatchString(value) {
 			ok = ctx.add("pattern", path, `must match pattern "`+pattern+`"`)
 		}
 	}
@@ -672,70 +770,102 @@ func isMultipleOf(dividend, divisor float64) bool {
 
 func (c *checker) applicators(ctx *errCtx, s *jsObject, path string, value any) bool {
 	ok := true
+	fail := func() bool {
+		ok = false
+		return !ctx.short()
+	}
 	if ref, isRef := stringKeyword(s, "$ref"); isRef {
 		target := c.resolveRef(ref)
 		next := ctx.child()
+		// The generated code accepts a $ref to an array, the interpreter
+		// (and so Errors) rejects it without an error, which is how pi can
+		// end up with "Unknown validation error".
+		if _, isArray := target.([]any); isArray && ctx.mode != compiledCheck {
+			target = false
+			next = &errCtx{mode: interpretedCheck}
+		}
 		if !c.validate(next, target, path, value) {
 			ctx.addAll(next.errs)
-			ok = false
+			if !fail() {
+				return false
+			}
 		}
 	}
 	if constant, isConst := s.get("const"); isConst && !jsDeepEqual(value, constant) {
-		ok = ctx.add("const", path, "must be equal to constant")
+		ctx.add("const", path, "must be equal to constant")
+		if !fail() {
+			return false
+		}
 	}
-	if raw, _ := s.get("enum"); isArray(raw) {
+	if options, isEnum := s.vals["enum"].([]any); isEnum {
 		found := false
-		for _, option := range raw.([]any) {
-			if jsDeepEqual(value, option) {
-				found = true
-				break
-			}
+		for _, option := range options {
+			found = found || jsDeepEqual(value, option)
 		}
 		if !found {
-			ok = ctx.add("enum", path, "must be equal to one of the allowed values")
+			ctx.add("enum", path, "must be equal to one of the allowed values")
+			if !fail() {
+				return false
+			}
 		}
 	}
-	if cond, isIf := schemaKeyword(s, "if"); isIf && !c.ifKeyword(ctx, s, cond, path, value) {
-		ok = false
+	if cond, isIf := schemaKeyword(s, "if"); isIf && !c.ifKeyword(ctx, s, cond, path, value) && !fail() {
+		return false
 	}
-	if not, isNot := schemaKeyword(s, "not"); isNot && c.validate(&errCtx{}, not, path, value) {
-		ok = ctx.add("not", path, "must not be valid")
+	if not, isNot := schemaKeyword(s, "not"); isNot && c.validate(ctx.check(), not, path, value) {
+		ctx.add("not", path, "must not be valid")
+		if !fail() {
+			return false
+		}
 	}
 	if list, isAllOf := schemaListKeyword(s, "allOf"); isAllOf {
-		passed, failed := c.members(ctx, list, path, value)
-		if passed != len(list) {
+		if passed, failed := c.members(ctx, list, path, value, "allOf"); passed != len(list) {
 			ctx.addAll(failed)
-			ok = false
+			if !fail() {
+				return false
+			}
 		}
 	}
 	if list, isAnyOf := schemaListKeyword(s, "anyOf"); isAnyOf {
-		if passed, failed := c.members(ctx, list, path, value); passed == 0 {
+		if passed, failed := c.members(ctx, list, path, value, "anyOf"); passed == 0 {
 			ctx.addAll(failed)
-			ok = ctx.add("anyOf", path, "must match a schema in anyOf")
+			ctx.add("anyOf", path, "must match a schema in anyOf")
+			if !fail() {
+				return false
+			}
 		}
 	}
 	if list, isOneOf := schemaListKeyword(s, "oneOf"); isOneOf {
-		if passed, failed := c.members(ctx, list, path, value); passed != 1 {
+		if passed, failed := c.members(ctx, list, path, value, "oneOf"); passed != 1 {
 			if passed == 0 {
 				ctx.addAll(failed)
 			}
-			ok = ctx.add("oneOf", path, "must match exactly one schema in oneOf")
+			ctx.add("oneOf", path, "must match exactly one schema in oneOf")
+			fail()
 		}
 	}
 	return ok
 }
 
-// members evaluates each schema in its own error context and returns how many
-// passed and the errors of those that failed, in order.
-func (c *checker) members(ctx *errCtx, list []any, path string, value any) (int, []schemaError) {
+// members evaluates each schema in its own context and returns how many
+// passed and the errors of those that failed, in order. The compiled check
+// stops anyOf at the first pass and allOf at the first failure; everything
+// else looks at every member.
+func (c *checker) members(ctx *errCtx, list []any, path string, value any, keyword string) (int, []schemaError) {
 	passed := 0
 	var failed []schemaError
 	for _, member := range list {
 		next := ctx.child()
 		if c.validate(next, member, path, value) {
 			passed++
+			if keyword == "anyOf" && ctx.mode == compiledCheck {
+				break
+			}
 		} else {
 			failed = append(failed, next.errs...)
+			if keyword == "allOf" && ctx.mode == compiledCheck {
+				break
+			}
 		}
 	}
 	return passed, failed
@@ -1054,32 +1184,33 @@ func describeNonSchema(v any) string {
 const jsSpaces = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
 
 // jsPatternToGo translates a JavaScript pattern, compiled by TypeBox with the
-// u flag, to RE2 syntax. What RE2 cannot do (lookaround, backreferences)
-// and escapes the u flag rejects are errors.
-func jsPatternToGo(p string) (string, error) {
+// u flag, to RE2 syntax. Syntax the u flag rejects is an error. So is what
+// RE2 cannot run (lookaround, backreferences), unless syntaxOnly: then they
+// become empty groups, which is enough to tell whether JavaScript would
+// accept the pattern (the regex format).
+func jsPatternToGo(p string, syntaxOnly bool) (string, error) {
+	groups, names := countGroups(p)
 	var b strings.Builder
-	inClass := false
+	// lookaround holds, per open group, whether it is an assertion; an
+	// assertion, like ^ and $, cannot take a quantifier under the u flag.
+	var lookaround []bool
+	assertion := false
 	for i := 0; i < len(p); {
 		r, size := utf8.DecodeRuneInString(p[i:])
+		if strings.ContainsRune("*+?{", r) && assertion {
+			return "", errors.New("nothing to repeat")
+		}
+		assertion = false
 		switch {
 		case r == '\\':
-			n, out, err := translateEscape(p[i:], inClass)
+			n, out, err := translateEscape(p[i:], false, groups, names, syntaxOnly)
 			if err != nil {
 				return "", err
 			}
+			assertion = out == `\b` || out == `\B`
 			b.WriteString(out)
 			i += n
 			continue
-		case inClass:
-			switch r {
-			case ']':
-				inClass = false
-				b.WriteByte(']')
-			case '[':
-				b.WriteString(`\[`)
-			default:
-				b.WriteString(p[i : i+size])
-			}
 		case r == '[':
 			switch {
 			case strings.HasPrefix(p[i:], "[]"):
@@ -1091,40 +1222,157 @@ func jsPatternToGo(p string) (string, error) {
 				i += 3
 				continue
 			}
-			inClass = true
-			b.WriteByte('[')
-			if strings.HasPrefix(p[i+1:], "^") {
-				b.WriteByte('^')
-				i++
+			start := i + 1
+			if strings.HasPrefix(p[start:], "^") {
+				start++
 			}
+			n, out, err := translateClassAtoms(p[start:], groups, names, syntaxOnly)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(p[i:start] + out)
+			i = start + n
+			continue
+		case r == ']' || r == '}':
+			return "", errors.New("lone quantifier bracket")
+		case r == '{':
+			m := braceQuantifier.FindString(p[i:])
+			if m == "" {
+				return "", errors.New("lone quantifier bracket")
+			}
+			b.WriteString(m)
+			i += len(m)
+			continue
+		case r == '^' || r == '$':
+			assertion = true
+			b.WriteRune(r)
 		case r == '.':
 			b.WriteString(`[^\n\r\x{2028}\x{2029}]`)
-		case r == '(' && strings.HasPrefix(p[i:], "(?"):
+		case r == '(':
+			rest := p[i:]
 			switch {
-			case strings.HasPrefix(p[i:], "(?:"):
+			case strings.HasPrefix(rest, "(?:"):
+				lookaround = append(lookaround, false)
 				b.WriteString("(?:")
 				i += 3
-			case strings.HasPrefix(p[i:], "(?<") && !strings.HasPrefix(p[i:], "(?<=") && !strings.HasPrefix(p[i:], "(?<!"):
+			case strings.HasPrefix(rest, "(?=") || strings.HasPrefix(rest, "(?!"):
+				if !syntaxOnly {
+					return "", errors.New("lookahead is not supported")
+				}
+				lookaround = append(lookaround, true)
+				b.WriteString("(?:")
+				i += 3
+			case strings.HasPrefix(rest, "(?<=") || strings.HasPrefix(rest, "(?<!"):
+				if !syntaxOnly {
+					return "", errors.New("lookbehind is not supported")
+				}
+				lookaround = append(lookaround, true)
+				b.WriteString("(?:")
+				i += 4
+			case strings.HasPrefix(rest, "(?<"):
+				lookaround = append(lookaround, false)
 				b.WriteString("(?P<")
 				i += 3
+			case strings.HasPrefix(rest, "(?"):
+				return "", errors.New("invalid group")
 			default:
-				return "", errors.New("lookaround and inline flags are not supported")
+				lookaround = append(lookaround, false)
+				b.WriteByte('(')
+				i++
 			}
 			continue
+		case r == ')':
+			if len(lookaround) > 0 {
+				assertion = lookaround[len(lookaround)-1]
+				lookaround = lookaround[:len(lookaround)-1]
+			}
+			b.WriteByte(')')
 		default:
 			b.WriteString(p[i : i+size])
 		}
 		i += size
 	}
-	if inClass {
-		return "", errors.New("unterminated character class")
-	}
 	return b.String(), nil
+}
+
+// translateClassAtoms translates the inside of a character class up to and
+// including its closing bracket. Under the u flag a range may not have a
+// class escape (\d, \w, \s, \p{..}) as an end.
+func translateClassAtoms(s string, groups int, names map[string]bool, syntaxOnly bool) (int, string, error) {
+	var b strings.Builder
+	i := 0
+	atom := func() (string, bool, error) {
+		if s[i] == '\\' {
+			n, out, err := translateEscape(s[i:], true, groups, names, syntaxOnly)
+			if err != nil {
+				return "", false, err
+			}
+			isClass := strings.ContainsRune("dDwWsSpP", rune(s[i+1]))
+			i += n
+			return out, isClass, nil
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == '[' {
+			return `\[`, false, nil
+		}
+		return string(r), false, nil
+	}
+	for i < len(s) {
+		if s[i] == ']' {
+			b.WriteByte(']')
+			return i + 1, b.String(), nil
+		}
+		first, firstIsClass, err := atom()
+		if err != nil {
+			return 0, "", err
+		}
+		b.WriteString(first)
+		if i+1 < len(s) && s[i] == '-' && s[i+1] != ']' {
+			i++
+			second, secondIsClass, err := atom()
+			if err != nil {
+				return 0, "", err
+			}
+			if firstIsClass || secondIsClass {
+				return 0, "", errors.New("invalid character class range")
+			}
+			b.WriteString("-" + second)
+		}
+	}
+	return 0, "", errors.New("unterminated character class")
+}
+
+var braceQuantifier = regexp.MustCompile(`^\{[0-9]+(?:,[0-9]*)?\}`)
+
+// countGroups counts the capturing groups of a pattern and collects their
+// names, which decide whether a backreference is valid.
+func countGroups(p string) (int, map[string]bool) {
+	n, names := 0, map[string]bool{}
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+		case c == '(' && !strings.HasPrefix(p[i:], "(?"):
+			n++
+		case strings.HasPrefix(p[i:], "(?<") && !strings.HasPrefix(p[i:], "(?<=") && !strings.HasPrefix(p[i:], "(?<!"):
+			n++
+			if end := strings.IndexByte(p[i:], '>'); end > 0 {
+				names[p[i+3:i+end]] = true
+			}
+		}
+	}
+	return n, names
 }
 
 // translateEscape translates the escape at the start of s and returns how
 // many bytes it used.
-func translateEscape(s string, inClass bool) (int, string, error) {
+func translateEscape(s string, inClass bool, groups int, names map[string]bool, syntaxOnly bool) (int, string, error) {
 	if len(s) < 2 {
 		return 0, "", errors.New(`\ at end of pattern`)
 	}
@@ -1164,8 +1412,27 @@ func translateEscape(s string, inClass bool) (int, string, error) {
 			name = value
 		}
 		return end + 1, `\` + string(c) + "{" + name + "}", nil
-	case c == 'k' || ('1' <= c && c <= '9'):
-		return 0, "", errors.New("backreferences are not supported")
+	case c == 'k' && !inClass:
+		end := strings.IndexByte(s, '>')
+		if len(s) < 4 || s[2] != '<' || end < 0 || !names[s[3:end]] {
+			return 0, "", errors.New("invalid named reference")
+		}
+		if !syntaxOnly {
+			return 0, "", errors.New("backreferences are not supported")
+		}
+		return end + 1, "(?:)", nil
+	case '1' <= c && c <= '9' && !inClass:
+		digits := 1
+		for digits+1 < len(s) && '0' <= s[digits+1] && s[digits+1] <= '9' {
+			digits++
+		}
+		if n, err := strconv.Atoi(s[1 : 1+digits]); err != nil || n > groups {
+			return 0, "", errors.New("invalid escape")
+		}
+		if !syntaxOnly {
+			return 0, "", errors.New("backreferences are not supported")
+		}
+		return 1 + digits, "(?:)", nil
 	case strings.IndexByte(`^$\.*+?()[]{}|/`, c) >= 0 || (c == '-' && inClass):
 		return 2, s[:2], nil
 	}
@@ -1329,13 +1596,87 @@ func isHostnameLabel(label string) bool {
 		return false
 	}
 	if len(label) >= 4 && strings.EqualFold(label[:4], "xn--") {
-		// Approximation: TypeBox decodes the punycode and checks the
-		// Unicode label; here the encoded label need only be well formed.
+		// TypeBox then checks the decoded label against the IDNA tables;
+		// that part is not ported, any decodable non-ASCII label passes.
 		body := strings.ToLower(label[4:])
-		return strings.LastIndexByte(body, '-') != 0 && asciiLabelRE.MatchString(body) && body != ""
+		decoded, ok := punycodeDecode(body)
+		return ok && strings.LastIndexByte(body, '-') != 0 && strings.IndexFunc(decoded, func(r rune) bool { return r >= 0x80 }) >= 0
 	}
 	return !strings.HasPrefix(label, "-") && !strings.HasSuffix(label, "-") &&
 		!(len(label) >= 4 && label[2:4] == "--") && asciiLabelRE.MatchString(label)
+}
+
+// punycodeDecode is TypeBox's RFC 3492 decoder, lowercase digits only.
+func punycodeDecode(s string) (string, bool) {
+	const base, tmin, tmax, maxRune = 36, 1, 26, 0x10FFFF
+	var out []rune
+	delim := strings.LastIndexByte(s, '-')
+	for j := 0; j < delim; j++ {
+		if s[j] >= 0x80 {
+			return "", false
+		}
+		out = append(out, rune(s[j]))
+	}
+	n, i, bias := 128, 0, 72
+	for in := delim + 1; in < len(s); {
+		oldi, w := i, 1
+		for k := base; ; k += base {
+			if in >= len(s) {
+				return "", false
+			}
+			ch := s[in]
+			in++
+			var digit int
+			switch {
+			case 'a' <= ch && ch <= 'z':
+				digit = int(ch - 'a')
+			case '0' <= ch && ch <= '9':
+				digit = int(ch-'0') + 26
+			default:
+				return "", false
+			}
+			i += digit * w
+			if i > (maxRune+1)*(len(out)+1) {
+				// n would pass the last code point: fromCodePoint throws.
+				return "", false
+			}
+			t := k - bias
+			if k <= bias {
+				t = tmin
+			} else if k >= bias+tmax {
+				t = tmax
+			}
+			if digit < t {
+				break
+			}
+			w *= base - t
+		}
+		size := len(out) + 1
+		bias = punycodeAdapt(i-oldi, size, oldi == 0)
+		n += i / size
+		i %= size
+		if n > maxRune {
+			return "", false
+		}
+		out = append(out[:i], append([]rune{rune(n)}, out[i:]...)...)
+		i++
+	}
+	return string(out), true
+}
+
+func punycodeAdapt(delta, points int, first bool) int {
+	if first {
+		delta /= 700
+	} else {
+		delta >>= 1
+	}
+	delta += delta / points
+	k := 0
+	for delta > (36-1)*26/2 {
+		delta /= 36 - 1
+		k += 36
+	}
+	return k + (36-1+1)*delta/(delta+38)
 }
 
 // isIdnHostname approximates TypeBox's IDNA check: labels of letters,
@@ -1384,7 +1725,7 @@ func isIriReference(s string) bool {
 }
 
 func isRegex(s string) bool {
-	translated, err := jsPatternToGo(s)
+	translated, err := jsPatternToGo(s, true)
 	if err != nil {
 		return false
 	}

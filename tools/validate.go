@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,11 +89,22 @@ func formatValidationPath(e schemaError) string {
 	return base
 }
 
-// compiledSchema is a parsed schema with its regular expressions compiled,
-// shared by every call that passes the same schema bytes.
+// compiledSchema is a parsed schema, shared by every call that passes the
+// same schema bytes.
 type compiledSchema struct {
-	root    any
-	regexps map[string]*regexp.Regexp
+	root any
+	// regexps holds every pattern reachable from an analysed root, already
+	// translated and compiled.
+	regexps sync.Map // string -> *regexp.Regexp
+	// members remembers, per union member, whether pi could compile it on
+	// its own (nil) or not (the error).
+	members sync.Map // *jsObject -> error
+}
+
+func (cs *compiledSchema) pattern(p string) *regexp.Regexp {
+	re, _ := cs.regexps.Load(p)
+	r, _ := re.(*regexp.Regexp)
+	return r
 }
 
 const maxCachedSchemas = 1024
@@ -111,8 +123,15 @@ func loadSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if cs, ok := schemaCache.Load(key); ok {
 		return cs.(*compiledSchema), nil
 	}
-	cs, err := compileSchema(trimmed)
+	root, err := parseOrdered(trimmed)
 	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, ok := root.(*jsObject); !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	cs := &compiledSchema{root: root}
+	if err := cs.analyze(root, root, map[*jsObject]bool{}); err != nil {
 		return nil, err
 	}
 	// Schemas come from a fixed set of tools; the bound only keeps a caller
@@ -125,91 +144,132 @@ func loadSchema(raw json.RawMessage) (*compiledSchema, error) {
 	return cs, nil
 }
 
-func compileSchema(data []byte) (*compiledSchema, error) {
-	root, err := parseOrdered(data)
-	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
+// analyze does what TypeBox's Compile does before seeing any value: it
+// walks the schemas reachable from root through keywords and $refs,
+// compiling patterns and resolving references, and fails where Compile
+// throws. Unreachable parts ($defs nobody uses) are not looked at.
+func (cs *compiledSchema) analyze(root, node any, seen map[*jsObject]bool) error {
+	s, ok := node.(*jsObject)
+	if !ok || seen[s] {
+		return nil
 	}
-	if _, ok := root.(*jsObject); !ok {
-		return nil, errors.New("not a JSON object")
+	seen[s] = true
+	var subschemas []any
+	add := func(key string) {
+		if v, ok := schemaKeyword(s, key); ok {
+			subschemas = append(subschemas, v)
+		}
 	}
-	cs := &compiledSchema{root: root, regexps: map[string]*regexp.Regexp{}}
-	if err := cs.prepare(root, root); err != nil {
-		return nil, err
+	addAll := func(list []any, ok bool) {
+		if ok {
+			subschemas = append(subschemas, list...)
+		}
 	}
-	return cs, nil
-}
-
-// prepare does what TypeBox's Compile does ahead of any value: it compiles
-// every pattern and resolves every $ref, failing where TypeBox throws.
-// Literal data (const, enum, default, examples) is not schema and is skipped.
-func (cs *compiledSchema) prepare(root, node any) error {
-	switch n := node.(type) {
-	case []any:
-		for _, item := range n {
-			if err := cs.prepare(root, item); err != nil {
-				return err
+	addMap := func(m *jsObject, ok bool) {
+		if ok {
+			for _, k := range m.keys {
+				subschemas = append(subschemas, m.vals[k])
 			}
 		}
-	case *jsObject:
-		if p, ok := stringKeyword(n, "pattern"); ok {
+	}
+	add("additionalProperties")
+	if deps, ok := dependenciesKeyword(s); ok {
+		for _, k := range deps.keys {
+			if isSchema(deps.vals[k]) {
+				subschemas = append(subschemas, deps.vals[k])
+			}
+		}
+	}
+	addMap(schemaMapKeyword(s, "dependentSchemas"))
+	if patterns, ok := schemaMapKeyword(s, "patternProperties"); ok {
+		for _, p := range patterns.keys {
 			if err := cs.addPattern(p); err != nil {
 				return err
 			}
 		}
-		if props, ok := n.vals["patternProperties"].(*jsObject); ok {
-			for _, p := range props.keys {
-				if err := cs.addPattern(p); err != nil {
-					return err
-				}
-			}
+		addMap(patterns, true)
+	}
+	addMap(schemaMapKeyword(s, "properties"))
+	add("propertyNames")
+	if tuple, ok := schemaListKeyword(s, "items"); ok {
+		addAll(tuple, ok)
+		add("additionalItems")
+	}
+	add("contains")
+	add("items")
+	addAll(schemaListKeyword(s, "prefixItems"))
+	if p, ok := stringKeyword(s, "pattern"); ok {
+		if err := cs.addPattern(p); err != nil {
+			return err
 		}
-		if ref, ok := stringKeyword(n, "$ref"); ok {
-			if err := checkRef(root, ref); err != nil {
-				return err
-			}
+	}
+	if ref, ok := stringKeyword(s, "$ref"); ok {
+		target, err := refTarget(root, ref)
+		if err != nil {
+			return err
 		}
-		for _, key := range n.keys {
-			switch key {
-			case "const", "enum", "default", "examples":
-				continue
-			}
-			if err := cs.prepare(root, n.vals[key]); err != nil {
-				return err
-			}
+		subschemas = append(subschemas, target)
+	}
+	if _, ok := schemaKeyword(s, "if"); ok {
+		add("if")
+		add("then")
+		add("else")
+	}
+	add("not")
+	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+		addAll(schemaListKeyword(s, key))
+	}
+	for _, sub := range subschemas {
+		if err := cs.analyze(root, sub, seen); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 func (cs *compiledSchema) addPattern(p string) error {
-	if _, done := cs.regexps[p]; done {
+	if cs.pattern(p) != nil {
 		return nil
 	}
-	translated, err := jsPatternToGo(p)
+	translated, err := jsPatternToGo(p, false)
+	var re *regexp.Regexp
 	if err == nil {
-		cs.regexps[p], err = regexp.Compile(translated)
+		re, err = regexp.Compile(translated)
 	}
 	if err != nil {
 		return fmt.Errorf("pattern %q cannot be run by Go's regexp: %w", p, err)
 	}
+	cs.regexps.Store(p, re)
 	return nil
 }
 
-func checkRef(root any, ref string) error {
+// refTarget resolves a $ref at compile time. TypeBox throws a TypeError when
+// the target is a string or a number, and a URIError on a bad escape.
+func refTarget(root any, ref string) (any, error) {
 	if strings.HasPrefix(ref, "#") {
 		if _, err := decodeURIComponent(ref[1:]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	target, found := lookupRef(root, ref)
 	switch target.(type) {
 	case string, float64:
 		if found {
-			return jsThrow("Cannot use 'in' operator to search for 'type' in " + describeNonSchema(target))
+			return nil, jsThrow("Cannot use 'in' operator to search for 'type' in " + describeNonSchema(target))
 		}
 	}
-	return nil
+	return target, nil
+}
+
+// memberCompiles reports whether pi could compile a union member as a
+// validator of its own; pi skips members it cannot compile.
+func (cs *compiledSchema) memberCompiles(member *jsObject) bool {
+	if err, done := cs.members.Load(member); done {
+		return err == nil
+	}
+	err := cs.analyze(member, member, map[*jsObject]bool{})
+	cs.members.Store(member, err)
+	return err == nil
 }
 
 // coerce is pi-ai's coerceWithJsonSchema. It changes maps and slices inside
@@ -254,12 +314,12 @@ func (cs *compiledSchema) coerce(value, schema any) (any, error) {
 			}
 		}
 	}
-	if m, ok := next.(map[string]any); ok && contains(types, "object") {
+	if m, ok := next.(map[string]any); ok && slices.Contains(types, "object") {
 		if err := cs.coerceObject(m, s); err != nil {
 			return nil, err
 		}
 	}
-	if list, ok := next.([]any); ok && contains(types, "array") {
+	if list, ok := next.([]any); ok && slices.Contains(types, "array") {
 		if err := cs.coerceArray(list, s); err != nil {
 			return nil, err
 		}
@@ -275,8 +335,12 @@ func (cs *compiledSchema) coerceUnion(value any, members []any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch member.(type) {
-		case *jsObject, []any:
+		switch m := member.(type) {
+		case *jsObject:
+			if !cs.memberCompiles(m) {
+				continue
+			}
+		case []any:
 		default:
 			continue
 		}
@@ -376,15 +440,6 @@ func schemaTypes(s *jsObject) []string {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
-}
-
 // matchesJSONType is pi's, which unlike TypeBox counts any number, even an
 // infinite one, as a number.
 func matchesJSONType(value any, t string) bool {
@@ -444,13 +499,8 @@ func coercePrimitive(value any, t string) (any, bool) {
 			return strconv.FormatBool(v), true
 		}
 	case "null":
-		switch v := value.(type) {
-		case string:
-			return nil, v == ""
-		case float64:
-			return nil, v == 0
-		case bool:
-			return nil, !v
+		if value == "" || value == 0.0 || value == false {
+			return nil, true
 		}
 	}
 	return value, false
