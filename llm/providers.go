@@ -71,6 +71,10 @@ func RegisterFromEnv(reg *Registry, env func(string) string) []string {
 	}
 	if base := env("OPENAI_COMPATIBLE_BASE_URL"); base != "" {
 		name := orDefault(env("OPENAI_COMPATIBLE_NAME"), OpenAICompatibleProviderName)
+		if strings.Contains(name, "/") {
+			// The name is the first segment of "provider/model-id".
+			name = OpenAICompatibleProviderName
+		}
 		add(name, NewOpenAIProvider(OpenAIConfig{
 			Name:    name,
 			APIKey:  env("OPENAI_COMPATIBLE_API_KEY"),

@@ -1,0 +1,57 @@
+package llm
+
+import (
+	"testing"
+)
+
+func TestParseStreamingJSON(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", `{}`},
+		{"   ", `{}`},
+		{`{"a":1}`, `{"a":1}`},
+		{`{"a": "hel`, `{"a":"hel"}`},
+		{`{"a": "x\`, `{"a":"x"}`},
+		{`{"a": "x\u00`, `{"a":"x"}`},
+		{`{"a": "x\\`, `{"a":"x\\"}`},
+		{`{"a": 1, "b`, `{"a":1}`},
+		{`{"a": 1, "b":`, `{"a":1}`},
+		{`{"a": 1, "b": `, `{"a":1}`},
+		{`{"a": [1, 2, {"c": tr`, `{"a":[1,2,{"c":true}]}`},
+		{`{"a": nul`, `{"a":null}`},
+		{`{"a": -`, `{}`},
+		{`{"a": 1.`, `{"a":1}`},
+		{`{"a": {"b": [`, `{"a":{"b":[]}}`},
+		{`{"path": "C:\dir\sub"}`, `{"path":"C:\\dir\\sub"}`},
+		{"{\"text\": \"line1\nline2\"}", `{"text":"line1\nline2"}`},
+		{"{\"text\": \"tab\there", `{"text":"tab\there"}`},
+		{`[1,2]`, `{}`},
+		{`"just a string"`, `{}`},
+		{`{"a":1}}`, `{"a":1}`},
+		{`not json`, `{}`},
+		{`{"a" 1}`, `{}`},
+		{`{"a": 1 "b": 2}`, `{}`},
+		{`{"a": "é😀"}`, `{"a":"é😀"}`},
+	}
+	for _, tc := range cases {
+		if got := mustJSONValue(parseStreamingJSON(tc.in)); got != tc.want {
+			t.Errorf("parseStreamingJSON(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRepairJSON(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"a":"b"}`, `{"a":"b"}`},
+		{"{\"a\":\"b\nc\"}", `{"a":"b\nc"}`},
+		{"{\"a\":\"\x01\"}", `{"a":"\u0001"}`},
+		{`{"a":"\q"}`, `{"a":"\\q"}`},
+		{`{"a":"\u12"}`, `{"a":"\\u12"}`},
+		{`{"a":"\u1234"}`, `{"a":"\u1234"}`},
+		{"{\"a\":\n1}", "{\"a\":\n1}"},
+	}
+	for _, tc := range cases {
+		if got := repairJSON(tc.in); got != tc.want {
+			t.Errorf("repairJSON(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
