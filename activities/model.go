@@ -33,9 +33,9 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 		Options:      in.Options,
 	}
 
-	stop := a.heartbeatUntilDone(ctx)
-	msg, err := model.Stream(ctx, req, func(agent.StreamEvent) {})
-	stop()
+	streamCtx, live := a.startLiveStream(ctx, in.Turn)
+	msg, err := model.Stream(streamCtx, req, live.emit)
+	live.close()
 	if err != nil {
 		return ModelTurnOutput{}, modelError(err)
 	}

@@ -161,3 +161,23 @@ type ToolUpdate struct {
 type AbortRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
+
+// LiveProgress is the heartbeat detail of a model turn while it streams.
+// Clients read it with DescribeWorkflowExecution (pending activities) to
+// show text as it arrives; it never enters history. Events holds the most
+// recent stream events; a client that missed some (Seq jumps) shows Partial.
+type LiveProgress struct {
+	Attempt int32          `json:"attempt"`
+	Turn    int            `json:"turn"`
+	Seq     int64          `json:"seq"`
+	Events  []LiveEvent    `json:"events,omitempty"`
+	Partial *agent.Message `json:"partial,omitempty"`
+}
+
+// LiveEvent is one stream event of a model turn, numbered from 1, with the
+// time the worker saw it (Unix milliseconds), for latency measurements.
+type LiveEvent struct {
+	Seq   int64             `json:"seq"`
+	At    int64             `json:"at"`
+	Event agent.StreamEvent `json:"event"`
+}

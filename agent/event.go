@@ -41,6 +41,13 @@ type Event struct {
 
 	// AssistantMessageEvent is the provider's stream event of a message_update.
 	AssistantMessageEvent *StreamEvent `json:"assistantMessageEvent,omitempty"`
+	// Attempt numbers the model-turn attempt a live message_update comes
+	// from (not a pi field). When it grows, the model call was retried and
+	// a client drops the partial it has shown.
+	Attempt int32 `json:"attempt,omitempty"`
+	// Time is when the worker saw a live message_update's delta, in Unix
+	// milliseconds (not a pi field).
+	Time int64 `json:"time,omitempty"`
 }
 
 // MarshalJSON writes the event in pi's shape for its type, plus seq.
@@ -64,6 +71,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventMessageUpdate:
 		out["message"] = e.Message
 		out["assistantMessageEvent"] = e.AssistantMessageEvent
+		if e.Attempt != 0 {
+			out["attempt"] = e.Attempt
+		}
+		if e.Time != 0 {
+			out["time"] = e.Time
+		}
 	case EventToolExecutionStart:
 		out["toolCallId"], out["toolName"], out["args"] = e.ToolCallID, e.ToolName, args
 	case EventToolExecutionUpdate:

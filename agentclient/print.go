@@ -10,19 +10,36 @@ import (
 )
 
 // Printer writes events for a person at a terminal, or as JSON lines.
+// Live deltas (message_update) are written as they come, on one line per
+// content block.
 type Printer struct {
 	W    io.Writer
 	JSON bool
 	// Width cuts long texts; zero means 200 characters.
 	Width int
+
+	streamed bool  // this message's text was shown live
+	block    int   // content block being shown live, -1 for none
+	attempt  int32 // attempt of the live deltas shown
 }
 
 // Print writes one event.
-func (p Printer) Print(e agent.Event) {
+func (p *Printer) Print(e agent.Event) {
 	if p.JSON {
 		b, _ := json.Marshal(e)
 		fmt.Fprintln(p.W, string(b))
 		return
+	}
+	switch e.Type {
+	case agent.EventMessageUpdate:
+		p.delta(e)
+		return
+	case agent.EventMessageStart:
+		p.streamed, p.block, p.attempt = false, -1, 0
+	}
+	if p.block >= 0 {
+		fmt.Fprintln(p.W)
+		p.block = -1
 	}
 	switch e.Type {
 	case agent.EventAgentStart:
@@ -52,7 +69,36 @@ func (p Printer) Print(e agent.Event) {
 	}
 }
 
-func (p Printer) message(seq int64, m *agent.Message) {
+// delta writes a live text or thinking delta.
+func (p *Printer) delta(e agent.Event) {
+	ev := e.AssistantMessageEvent
+	if ev == nil {
+		return
+	}
+	if e.Attempt != p.attempt && p.streamed {
+		fmt.Fprintf(p.W, "\n       (model call retried: attempt %d; the text above is dropped)\n", e.Attempt)
+		p.block = -1
+	}
+	p.attempt = e.Attempt
+	if ev.Type != agent.StreamTextDelta && ev.Type != agent.StreamThinkingDelta {
+		return
+	}
+	if ev.ContentIndex != p.block {
+		if p.block >= 0 {
+			fmt.Fprintln(p.W)
+		}
+		label := "assistant"
+		if ev.Type == agent.StreamThinkingDelta {
+			label = "thinking"
+		}
+		fmt.Fprintf(p.W, "       %s ▸ ", label)
+		p.block = ev.ContentIndex
+	}
+	fmt.Fprint(p.W, ev.Delta)
+	p.streamed = true
+}
+
+func (p *Printer) message(seq int64, m *agent.Message) {
 	if m == nil {
 		return
 	}
@@ -61,6 +107,9 @@ func (p Printer) message(seq int64, m *agent.Message) {
 		fmt.Fprintf(p.W, "%4d   user: %s\n", seq, p.cut(agent.TextOf(m.Content)))
 	case agent.RoleAssistant:
 		for _, c := range m.Content {
+			if p.streamed && c.Type != agent.ContentToolCall {
+				continue
+			}
 			switch c.Type {
 			case agent.ContentThinking:
 				fmt.Fprintf(p.W, "%4d   thinking: %s\n", seq, p.cut(c.Thinking))
@@ -74,7 +123,7 @@ func (p Printer) message(seq int64, m *agent.Message) {
 	}
 }
 
-func (p Printer) cut(s string) string {
+func (p *Printer) cut(s string) string {
 	w := p.Width
 	if w <= 0 {
 		w = 200

@@ -25,7 +25,14 @@ const (
 // modelTurn is pi's streamAssistantResponse: one model call whose message
 // joins the context. After an abort no call is made: the turn ends as pi's
 // providers end it for an aborted signal.
+//
+// message_start comes before the call, so that clients showing the live
+// stream (message_update, from the activity's heartbeats) see it first;
+// nothing else happens between the two, so the order is pi's.
 func (l *loop) modelTurn(ctx workflow.Context) agent.Message {
+	start := l.assistantShell(ctx)
+	start.Usage = nil
+	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &start})
 	var msg agent.Message
 	if l.aborted {
 		msg = l.abortedMessage(ctx)
@@ -35,9 +42,6 @@ func (l *loop) modelTurn(ctx workflow.Context) agent.Message {
 	if msg.Usage != nil {
 		l.usage = l.usage.Add(*msg.Usage)
 	}
-	start := msg
-	start.Content = []agent.Content{}
-	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &start})
 	l.emit(agent.Event{Type: agent.EventMessageEnd, Message: &msg})
 	l.push(msg)
 	l.lastAssistant = msg

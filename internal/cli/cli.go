@@ -94,8 +94,8 @@ func (e *env) watch(ctx context.Context, args []string) error {
 	if err := parse(fs, args, 1, "watch ID"); err != nil {
 		return err
 	}
-	p := agentclient.Printer{W: e.out, JSON: *asJSON}
-	return agentclient.Follow(ctx, e.c, fs.Arg(0), "", *after, p.Print)
+	p := &agentclient.Printer{W: e.out, JSON: *asJSON}
+	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", agentclient.WatchOptions{After: *after, Live: true}, p.Print)
 }
 
 func (e *env) steer(ctx context.Context, args []string) error {

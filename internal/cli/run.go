@@ -105,8 +105,8 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 			return err
 		}
 	}
-	p := agentclient.Printer{W: e.out, JSON: asJSON}
-	if err := agentclient.Follow(ctx, e.c, run.GetID(), run.GetRunID(), 0, p.Print); err != nil {
+	p := &agentclient.Printer{W: e.out, JSON: asJSON}
+	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true}, p.Print); err != nil {
 		return err
 	}
 	var res workflows.AgentLoopResult

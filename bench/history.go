@@ -1,0 +1,8 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+func benchHistory(ctx context.Context, args []string) error { return fmt.Errorf("not yet") }

@@ -1,0 +1,40 @@
+// Command bench measures the agent loop on a real Temporal server:
+//
+//	go run ./bench stream     live streaming latency: provider chunk to client
+//	go run ./bench history    history bytes per turn of a 200-turn run
+//
+// It uses the server at TEMPORAL_ADDRESS when set, else starts a dev server.
+// The worker runs in a separate process (this binary, re-executed), so what
+// is measured crosses process boundaries as it does in production.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench stream|history [flags]")
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	var err error
+	switch os.Args[1] {
+	case "worker":
+		err = runWorker(ctx, os.Args[2:])
+	case "stream":
+		err = benchStream(ctx, os.Args[2:])
+	case "history":
+		err = benchHistory(ctx, os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// Bench scripts, served by the worker process under provider "bench".
+const (
+	streamChunks  = 200
+	streamDelay   = 20 * time.Millisecond
+	historyTurns  = 200
+	historyResult = 1024 // bytes of tool output per turn
+)
+
+func streamScript() llm.Script {
+	// The scripted model streams 16 characters per chunk.
+	text := strings.Repeat("streaming token ", streamChunks)
+	return llm.Script{ChunkDelay: streamDelay, Responses: []llm.ScriptedResponse{{Content: []agent.Content{agent.Text(text)}}}}
+}
+
+// historyScript is turns answers with the same content each: a short text
+// and one tool call; then a final answer.
+func historyScript(turns int) llm.Script {
+	var rs []llm.ScriptedResponse
+	for i := 0; i < turns; i++ {
+		rs = append(rs, llm.ScriptedResponse{Content: []agent.Content{
+			agent.Text("Looking at the next part of the project before deciding what to change there."),
+			agent.ToolCall("call", "echo", map[string]any{"path": "src/file.go"}),
+		}})
+	}
+	rs = append(rs, llm.ScriptedResponse{Content: []agent.Content{agent.Text("done")}})
+	return llm.Script{Responses: rs}
+}
+
+type echoTool struct{}
+
+func (echoTool) Definition() tools.Definition {
+	return tools.Definition{Name: "echo", Description: "returns a fixed text",
+		Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
+}
+
+func (echoTool) Execute(context.Context, tools.Call) (agent.ToolResult, error) {
+	return agent.TextResult(strings.Repeat("x", historyResult)), nil
+}
+
+// runWorker is the worker process of a benchmark.
+func runWorker(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ExitOnError)
+	address := fs.String("address", "localhost:7233", "")
+	queue := fs.String("queue", "", "")
+	_ = fs.Parse(args)
+	c, err := client.Dial(client.Options{HostPort: *address, Logger: quiet()})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	scripted := llm.NewScriptedProvider()
+	scripted.Add("stream", streamScript())
+	scripted.Add("history", historyScript(historyTurns))
+	models := llm.NewRegistry()
+	models.Register("bench", scripted)
+	acts := activities.New(c, models, tools.NewRegistry(echoTool{}), hooks.NewRegistry())
+	w := worker.New(c, *queue, workflows.WorkerOptions())
+	workflows.Register(w, acts)
+	w.RegisterWorkflow(StreamProbe)
+	w.RegisterActivity(&probeActivities{c: c, model: scripted})
+	return w.Run(worker.InterruptCh())
+}
