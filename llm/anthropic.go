@@ -47,9 +47,12 @@ func NewAnthropicProvider(cfg AnthropicConfig) *AnthropicProvider {
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
 		option.WithHTTPClient(httpClient),
+	}
+	if cfg.APIKey != "" {
+		// An empty key would still be sent, as an empty bearer token.
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
@@ -100,7 +103,7 @@ func (m *anthropicModel) Stream(ctx context.Context, req Request, emit func(agen
 	if err := stream.Err(); err != nil {
 		return m.failed(ctx, a, err)
 	}
-	if ctx.Err() != nil {
+	if aborted(ctx) {
 		return a.aborted(), nil
 	}
 	if !s.stopped {
@@ -112,12 +115,17 @@ func (m *anthropicModel) Stream(ctx context.Context, req Request, emit func(agen
 }
 
 // failed ends a call that did not complete. A cancelled context is an
-// abort, which pi reports as data; anything else is a classified *Error.
+// abort, which pi reports as data; anything else, a deadline included, is a
+// classified *Error.
 func (m *anthropicModel) failed(ctx context.Context, a *assembler, err error) (agent.Message, error) {
-	if ctx.Err() != nil {
+	if aborted(ctx) {
 		return a.aborted(), nil
 	}
-	e := scrubbed(classifyAnthropic(err), m.p.apiKey)
+	e := timedOut(ctx)
+	if e == nil {
+		e = classifyAnthropic(err)
+	}
+	e = scrubbed(e, m.p.apiKey)
 	msg := a.final()
 	msg.StopReason = agent.StopReasonError
 	msg.ErrorMessage = e.Message

@@ -226,3 +226,13 @@ func TestAnthropicAbortBeforeResponse(t *testing.T) {
 		t.Errorf("events %q, want only error (no start before a response, as pi)", rec.types())
 	}
 }
+
+func TestAnthropicDeadlineIsRetryable(t *testing.T) {
+	f := newFakeProvider(t, reply{fixture: "anthropic_no_stop.sse", hold: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(ctx, Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	if e, ok := AsError(err); !ok || e.Kind != ErrUnavailable {
+		t.Fatalf("a deadline is not an abort; err = %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -152,4 +153,17 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// aborted reports whether ctx was cancelled: the run's abort, which pi
+// reports as a message with stopReason aborted. A deadline is not an abort.
+func aborted(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// timedOut returns the failure of a call whose context deadline passed; nil
+// when it has not. A timed-out call is worth another try.
+func timedOut(ctx context.Context) *Error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil
+	}
+	return &Error{Kind: ErrUnavailable, Message: "the model call timed out"}
 }

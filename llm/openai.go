@@ -141,10 +141,14 @@ func (m *openAIModel) reasons(level string) bool {
 
 // failed ends a call that did not complete, as anthropicModel.failed does.
 func (m *openAIModel) failed(ctx context.Context, a *assembler, err error, resp *failedResponse) (agent.Message, error) {
-	if ctx.Err() != nil {
+	if aborted(ctx) {
 		return a.aborted(), nil
 	}
-	e := scrubbed(classifyOpenAI(err, resp), m.p.cfg.APIKey)
+	e := timedOut(ctx)
+	if e == nil {
+		e = classifyOpenAI(err, resp)
+	}
+	e = scrubbed(e, m.p.cfg.APIKey)
 	msg := a.final()
 	msg.StopReason = agent.StopReasonError
 	msg.ErrorMessage = e.Message

@@ -31,7 +31,7 @@ func (m *openAIModel) streamChat(ctx context.Context, req Request, emit func(age
 	if err := stream.Err(); err != nil {
 		return m.failed(ctx, a, err, &failure)
 	}
-	if ctx.Err() != nil {
+	if aborted(ctx) {
 		return a.aborted(), nil
 	}
 	if !s.finished {
@@ -66,6 +66,9 @@ func (m *openAIModel) chatRequest(req Request) openai.ChatCompletionNewParams {
 	}
 	if req.Options.SessionID != "" && strings.Contains(m.p.cfg.BaseURL, "api.openai.com") {
 		p.PromptCacheKey = param.NewOpt(req.Options.SessionID)
+	}
+	if m.isOpenRouter() && strings.HasPrefix(m.id, "anthropic/") {
+		addCacheBreakpoints(&p)
 	}
 	level := req.Options.Reasoning
 	switch {

@@ -110,11 +110,15 @@ func TestOpenRouterReasoningAndEncryptedDetails(t *testing.T) {
 	f := newFakeProvider(t, reply{fixture: "openai_chat_openrouter.sse"}, reply{fixture: "openai_chat_openrouter.sse"})
 	cfg := OpenAIConfig{Name: OpenRouterProviderName, APIKey: "or-key", Catalog: true}
 	m := openAIModelFor(t, f, cfg, "anthropic/claude-sonnet-4.5")
-	got, err := m.Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("weather?", 0)}, Tools: testTools, Options: agent.ModelOptions{Reasoning: "high"}}, nil)
+	msgs := testTranscript(OpenRouterProviderName, APIOpenAICompletions, "anthropic/claude-sonnet-4.5", chatSelf)
+	got, err := m.Stream(context.Background(), testRequest(msgs, "high"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "openai_chat_openrouter.want.json", got)
+	// Claude behind OpenRouter gets cache breakpoints on the system
+	// prompt, the last tool and the last text.
+	golden(t, "openai_chat_openrouter.request.json", f.request(0))
 	if r := f.request(0)["reasoning"]; mustJSONValue(r) != `{"effort":"high"}` {
 		t.Errorf("reasoning %v", r)
 	}

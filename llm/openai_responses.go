@@ -31,7 +31,7 @@ func (m *openAIModel) streamResponses(ctx context.Context, req Request, emit fun
 			break
 		}
 	}
-	if ctx.Err() != nil {
+	if aborted(ctx) {
 		return a.aborted(), nil
 	}
 	if s.err != nil {
