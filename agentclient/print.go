@@ -18,9 +18,10 @@ type Printer struct {
 	// Width cuts long texts; zero means 200 characters.
 	Width int
 
-	streamed bool  // this message's text was shown live
-	block    int   // content block being shown live, -1 for none
-	attempt  int32 // attempt of the live deltas shown
+	streamed bool           // this message's text was shown live
+	shown    map[int]string // text shown live, by content block
+	block    int            // content block being shown live, -1 for none
+	attempt  int32          // attempt of the live deltas shown
 }
 
 // Print writes one event.
@@ -35,7 +36,9 @@ func (p *Printer) Print(e agent.Event) {
 		p.delta(e)
 		return
 	case agent.EventMessageStart:
-		p.streamed, p.block, p.attempt = false, -1, 0
+		p.streamed, p.block, p.attempt, p.shown = false, -1, 0, map[int]string{}
+	case agent.EventMessageEnd:
+		p.finishLive(e.Message)
 	}
 	if p.block >= 0 {
 		fmt.Fprintln(p.W)
@@ -77,7 +80,7 @@ func (p *Printer) delta(e agent.Event) {
 	}
 	if e.Attempt != p.attempt && p.streamed {
 		fmt.Fprintf(p.W, "\n       (model call retried: attempt %d; the text above is dropped)\n", e.Attempt)
-		p.block = -1
+		p.block, p.shown = -1, map[int]string{}
 	}
 	p.attempt = e.Attempt
 	if ev.Type != agent.StreamTextDelta && ev.Type != agent.StreamThinkingDelta {
@@ -95,7 +98,38 @@ func (p *Printer) delta(e agent.Event) {
 		p.block = ev.ContentIndex
 	}
 	fmt.Fprint(p.W, ev.Delta)
+	if p.shown == nil {
+		p.shown = map[int]string{}
+	}
+	p.shown[ev.ContentIndex] += ev.Delta
 	p.streamed = true
+}
+
+// finishLive writes what the live stream had not shown of a final message:
+// the last deltas can arrive with the result rather than before it.
+func (p *Printer) finishLive(m *agent.Message) {
+	if !p.streamed || m == nil {
+		return
+	}
+	for i, c := range m.Content {
+		text := c.Text
+		if c.Type == agent.ContentThinking {
+			text = c.Thinking
+		}
+		shown := p.shown[i]
+		if text == shown || (c.Type != agent.ContentText && c.Type != agent.ContentThinking) {
+			continue
+		}
+		if i != p.block {
+			if p.block >= 0 {
+				fmt.Fprintln(p.W)
+			}
+			fmt.Fprint(p.W, "       assistant ▸ ")
+			shown = ""
+		}
+		fmt.Fprint(p.W, strings.TrimPrefix(text, shown))
+		p.block = i
+	}
 }
 
 func (p *Printer) message(seq int64, m *agent.Message) {
