@@ -1,0 +1,107 @@
+// Command codec-server decrypts agentloop payloads for the Temporal Web UI
+// and CLI (Temporal's remote codec protocol: POST /encode and /decode).
+//
+//	AGENTLOOP_CODEC_KEYS="k2:base64,k1:base64" AGENTLOOP_CODEC_TOKEN=secret codec-server
+//	codec-server -new-key k3     # print a new key to put first in AGENTLOOP_CODEC_KEYS
+//
+// It refuses to start without AGENTLOOP_CODEC_TOKEN unless
+// -allow-unauthenticated is given, since anyone who reaches it can decrypt
+// every payload.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/durable-agents/agentloop/codec"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil))
+}
+
+// run serves until ctx ends; ready, when set, gets the bound address.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) int {
+	fs := flag.NewFlagSet("codec-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8081", "address to serve on")
+	uiOrigin := fs.String("ui-origin", "http://localhost:8233", "Web UI origin(s) allowed by CORS, comma-separated")
+	allowUnauth := fs.Bool("allow-unauthenticated", false, "serve without "+codec.EnvToken+" (anyone who reaches the server can decrypt)")
+	newKey := fs.String("new-key", "", "print a new random key with this id (id:base64) and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *newKey != "" {
+		k, err := codec.GenerateKey(*newKey)
+		if err != nil {
+			fmt.Fprintln(stderr, "codec-server:", err)
+			return 2
+		}
+		fmt.Fprintln(stdout, k.Export())
+		return 0
+	}
+	keys, err := codec.KeysFromEnv(getenv)
+	if err == nil && keys.Empty() {
+		err = errors.New("no key: set " + codec.EnvKeys + ` ("id:base64key,..."; make one with -new-key ID)`)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "codec-server:", err)
+		return 2
+	}
+	h, err := codec.NewHandler(codec.HandlerOptions{
+		Keys:                 keys,
+		Token:                getenv(codec.EnvToken),
+		AllowUnauthenticated: *allowUnauth,
+		AllowedOrigins:       strings.Split(*uiOrigin, ","),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "codec-server: %v; or pass -allow-unauthenticated on a trusted loopback address\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "codec-server:", err)
+		return 1
+	}
+	if getenv(codec.EnvToken) == "" && !isLoopback(ln.Addr()) {
+		fmt.Fprintf(stderr, "codec-server: WARNING: no token and listening on %s: anyone who reaches it can decrypt payloads\n", ln.Addr())
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+	fmt.Fprintf(stderr, "codec-server: serving on http://%s (keys %s, encrypting with %s; CORS for %s; token %s)\n",
+		ln.Addr(), keys, keys.Active().ID(), *uiOrigin, map[bool]string{true: "required", false: "NOT required"}[getenv(codec.EnvToken) != ""])
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintln(stderr, "codec-server:", err)
+		return 1
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	return 0
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
