@@ -1,4 +1,4 @@
-package codec_test
+package leaktest
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,26 +25,11 @@ import (
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/codec"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
-
-// serverAddress is TEMPORAL_ADDRESS, or a dev server started for the test.
-func serverAddress(t *testing.T) string {
-	t.Helper()
-	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
-		return addr
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv.FrontendHostPort()
-}
 
 func marker(name string) string {
 	b := make([]byte, 8)
@@ -53,6 +37,7 @@ func marker(name string) string {
 	return name + "-" + hex.EncodeToString(b)
 }
 
+// funcTool is a tool whose behaviour is a function.
 type funcTool struct {
 	def tools.Definition
 	fn  func(ctx context.Context, call tools.Call) (agent.ToolResult, error)
@@ -67,7 +52,6 @@ func (f funcTool) Execute(ctx context.Context, call tools.Call) (agent.ToolResul
 // partial result, steering message, failure message or answer in clear in
 // the server's history, while clients with the keys read all of it.
 func TestEncryptedRunOnRealServer(t *testing.T) {
-	addr := serverAddress(t)
 	key, err := codec.GenerateKey("e2e-1")
 	require.NoError(t, err)
 	keys, err := codec.NewKeys(key)
@@ -78,8 +62,10 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 		secrets[name] = marker(name)
 	}
 
-	c, err := client.Dial(client.Options{
-		HostPort:         addr,
+	// The worker's and the starter's client: the shared test server's
+	// connection with the codec.
+	plain := testenv.Client(t)
+	c, err := client.NewClientFromExisting(plain, client.Options{
 		Logger:           testenv.Quiet(),
 		DataConverter:    codec.NewDataConverter(keys),
 		FailureConverter: codec.NewFailureConverter(keys),
@@ -161,9 +147,6 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	}
 
 	// Without the codec: the raw history holds none of it in clear.
-	plain, err := client.Dial(client.Options{HostPort: addr, Logger: testenv.Quiet()})
-	require.NoError(t, err)
-	defer plain.Close()
 	hist, err := testenv.History(ctx, plain, run.GetID(), run.GetRunID())
 	require.NoError(t, err)
 	raw, err := proto.Marshal(hist)
