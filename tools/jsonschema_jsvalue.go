@@ -1,0 +1,199 @@
+package tools
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+)
+
+// JavaScript value semantics the keywords depend on: equality for const and
+// enum, TypeBox's hash input for uniqueItems, the order of an object's keys,
+// and strings measured and ordered in UTF-16 code units.
+
+// jsDeepEqual is TypeBox's Guard.IsDeepEqual(value, schemaValue), used by
+// const and enum. A schema array seen as an object has a "length" key, so
+// {"length":0} equals [] exactly as in TypeBox.
+func jsDeepEqual(value, want any) bool {
+	switch v := value.(type) {
+	case []any:
+		w, ok := want.([]any)
+		if !ok || len(w) != len(v) {
+			return false
+		}
+		for i := range v {
+			if !jsDeepEqual(v[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		switch w := want.(type) {
+		case *jsObject:
+			if len(w.keys) != len(v) {
+				return false
+			}
+			for key, item := range v {
+				other, ok := w.vals[key]
+				if !ok || !jsDeepEqual(item, other) {
+					return false
+				}
+			}
+			return true
+		case []any:
+			if len(w)+1 != len(v) {
+				return false
+			}
+			for key, item := range v {
+				other, ok := pointerGet(w, []string{key})
+				if !ok || !jsDeepEqual(item, other) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	default:
+		return jsStrictEqual(value, want)
+	}
+}
+
+func jsStrictEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	}
+	return false
+}
+
+// hasDuplicates mirrors uniqueItems, which compares FNV-1a hashes of
+// TypeBox's value encoding. Comparing the encodings themselves gives the same
+// answer short of a hash collision, including its quirks: 0 and -0 differ,
+// and an object's "constructor" key is not encoded.
+func hasDuplicates(items []any) bool {
+	seen := map[string]bool{}
+	for _, item := range items {
+		var b []byte
+		b = appendHashInput(b, item)
+		if seen[string(b)] {
+			return true
+		}
+		seen[string(b)] = true
+	}
+	return false
+}
+
+func appendHashInput(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, 0x06)
+	case bool:
+		if x {
+			return append(b, 0x02, 1)
+		}
+		return append(b, 0x02, 0)
+	case float64:
+		b = append(b, 0x07)
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	case string:
+		return append(append(b, 0x0A), []byte(strings.ToValidUTF8(x, "\uFFFD"))...)
+	case []any:
+		b = append(b, 0x00)
+		for _, item := range x {
+			b = appendHashInput(b, item)
+		}
+		return b
+	case map[string]any:
+		b = append(b, 0x08)
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if k != "constructor" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool { return utf16Less(keys[i], keys[j]) })
+		for _, k := range keys {
+			b = appendHashInput(b, k)
+			b = appendHashInput(b, x[k])
+		}
+		return b
+	}
+	return b
+}
+
+// jsKeys is the order JavaScript gives an object's keys: array indexes
+// ascending, then the rest. A Go map has no insertion order, so the rest are
+// sorted (by UTF-16 code units, like Array.prototype.sort).
+func jsKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, aIndex := arrayIndex(keys[i])
+		b, bIndex := arrayIndex(keys[j])
+		if aIndex && bIndex {
+			return a < b
+		}
+		if aIndex != bIndex {
+			return aIndex
+		}
+		return utf16Less(keys[i], keys[j])
+	})
+	return keys
+}
+
+// arrayIndex reports whether key is a JavaScript array index: a canonical
+// decimal below 2^32-1.
+func arrayIndex(key string) (uint64, bool) {
+	if key == "" || len(key) > 10 || (len(key) > 1 && key[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(key, 10, 64)
+	if err != nil || n >= 1<<32-1 {
+		return 0, false
+	}
+	return n, true
+}
+
+func utf16Less(a, b string) bool {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
+}
+
+func utf16Length(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// describeNonSchema is how V8 prints a primitive in the TypeError TypeBox
+// throws when a $ref lands on one.
+func describeNonSchema(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return jsNumberString(x)
+	}
+	return fmt.Sprint(v)
+}
