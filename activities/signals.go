@@ -123,18 +123,26 @@ func (u *updateSender) signal(update ToolUpdate) {
 type runControl struct {
 	a    *Activities
 	info activity.Info
+	// cancelTool cancels the calling tool's context: a tool that aborts
+	// its run is aborted with it, at once, as in pi where they share one
+	// signal.
+	cancelTool context.CancelFunc
 }
 
 func (r runControl) Steer(ctx context.Context, m agent.Message) error {
-	return r.signal(ctx, SignalSteer, m)
+	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m})
 }
 
 func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
-	return r.signal(ctx, SignalFollowUp, m)
+	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true})
 }
 
 func (r runControl) Abort(ctx context.Context, reason string) error {
-	return r.signal(ctx, SignalAbort, AbortRequest{Reason: reason})
+	err := r.signal(ctx, SignalAbort, AbortRequest{Reason: reason})
+	if r.cancelTool != nil {
+		r.cancelTool()
+	}
+	return err
 }
 
 // signal ignores the tool context's cancellation: in pi, queueing a message

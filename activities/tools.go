@@ -82,24 +82,32 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	defer stopHeartbeat()
 	toolCtx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
+	if in.Args == nil {
+		in.Args = map[string]any{}
+	}
 
 	workspace := in.Workspace
 	if workspace == "" {
 		workspace = a.DefaultWorkspace
 	}
 	start := time.Now()
+	var reported *time.Duration
 	updates := newUpdateSender(a.Client, info, in.ToolCallID, start, activity.GetLogger(ctx))
 	call := tools.Call{
 		ID:             in.ToolCallID,
 		Name:           in.ToolName,
 		Args:           in.Args,
 		Workspace:      workspace,
-		IdempotencyKey: info.WorkflowExecution.ID + "/" + in.ToolCallID,
+		IdempotencyKey: idempotencyKey(info, in.ToolCallID),
 		Update:         updates.send,
-		Run:            runControl{a: a, info: info},
+		Run:            runControl{a: a, info: info, cancelTool: cancel},
+		ReportDuration: func(d time.Duration) { reported = &d },
 	}
 	result, err := callSafely(func() (agent.ToolResult, error) { return tool.Execute(toolCtx, call) })
 	took := time.Since(start)
+	if reported != nil {
+		took = *reported
+	}
 	updates.close(ctx)
 	if err != nil {
 		if tools.IsFault(err) {
@@ -109,6 +117,14 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		return ExecuteOutput{Result: agent.ErrorResult(err.Error()), IsError: true, Duration: took}, nil
 	}
 	return ExecuteOutput{Result: capResult(result), Duration: took}, nil
+}
+
+// idempotencyKey names one tool execution across its retries: the workflow
+// and tool call ids, then the run and activity ids, because a model may
+// reuse a tool call id and a session continues as new under one workflow
+// id.
+func idempotencyKey(info activity.Info, callID string) string {
+	return info.WorkflowExecution.ID + "/" + callID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
 }
 
 // FinalizeToolCall runs the after hooks in order, each seeing the result of

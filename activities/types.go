@@ -13,6 +13,7 @@ const (
 	SignalFollowUp   = "followUp"
 	SignalAbort      = "abort"
 	SignalToolUpdate = "toolUpdate"
+	SignalToolQueue  = "toolQueue"
 	QueryContext     = "context"
 )
 
@@ -105,7 +106,9 @@ type PrepareOutput struct {
 	Immediate bool             `json:"immediate,omitempty"`
 	Result    agent.ToolResult `json:"result,omitempty"`
 	IsError   bool             `json:"isError,omitempty"`
-	Args      map[string]any   `json:"args,omitempty"`
+	// Args are the validated arguments; never omitted, since a tool must
+	// get {} rather than nothing.
+	Args map[string]any `json:"args"`
 }
 
 // ExecuteInput is one tool execution.
@@ -155,6 +158,13 @@ type ToolUpdate struct {
 	// Offsets[i] is when Results[i] was emitted, from the tool's start.
 	Offsets []time.Duration `json:"offsets,omitempty"`
 	Dropped int             `json:"dropped,omitempty"`
+}
+
+// ToolQueue is a steering (or, with FollowUp, follow-up) message queued by
+// a running tool. Unlike a person's, it may be empty, as in pi.
+type ToolQueue struct {
+	Message  agent.Message `json:"message"`
+	FollowUp bool          `json:"followUp,omitempty"`
 }
 
 // AbortRequest is the payload of the abort Update and Signal.

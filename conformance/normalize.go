@@ -1,11 +1,11 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // The normalization of the reference's normalize.mjs: message_update is
@@ -137,16 +137,10 @@ func toValue(v any) any {
 	return out
 }
 
-// canonicalJSON encodes v with sorted keys and without HTML escaping, as
-// JSON.stringify of the reference's canonical() does.
-func canonicalJSON(v any) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(toValue(v)); err != nil {
-		return json.RawMessage("null")
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+// canonicalJSON encodes v with sorted keys as JSON.stringify of the
+// reference's canonical() does.
+func canonicalJSON(v any) string {
+	return jsjson.Stringify(toValue(v), jsjson.Options{})
 }
 
 // TraceLine is one normalized event as a line of the trace.
@@ -155,5 +149,5 @@ func TraceLine(e agent.Event) (string, bool) {
 	if n == nil {
 		return "", false
 	}
-	return string(canonicalJSON(n)), true
+	return canonicalJSON(n), true
 }

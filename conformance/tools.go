@@ -83,7 +83,21 @@ func (t scenarioTool) Execute(ctx context.Context, call tools.Call) (agent.ToolR
 			return agent.ToolResult{}, err
 		}
 	}
-	if err := sleep(ctx, time.Duration(b.DelayMs*float64(time.Millisecond))); err != nil {
+	// The reference's tools live in one event loop: their durations are
+	// their scripted delays, and a delay cut short by an abort ends in the
+	// instant of the abort, which tools of this harness only send at their
+	// start. Reporting that time, not the wall clock, lets the workflow
+	// order a parallel batch's ends as pi does.
+	delay := time.Duration(b.DelayMs * float64(time.Millisecond))
+	err = sleep(ctx, delay)
+	if call.ReportDuration != nil {
+		if err != nil {
+			call.ReportDuration(0)
+		} else {
+			call.ReportDuration(delay)
+		}
+	}
+	if err != nil {
 		return agent.ToolResult{}, err
 	}
 	if b.Throw != "" {
@@ -92,7 +106,7 @@ func (t scenarioTool) Execute(ctx context.Context, call tools.Call) (agent.ToolR
 	content := []agent.Content{agent.Text(t.spec.Name + " ok")}
 	switch {
 	case b.EchoArgs:
-		content = []agent.Content{agent.Text(string(canonicalJSON(call.Args)))}
+		content = []agent.Content{agent.Text(canonicalJSON(call.Args))}
 	case len(b.Result) > 0 && string(b.Result) != "null":
 		if content, err = textContent(b.Result); err != nil {
 			return agent.ToolResult{}, err

@@ -72,6 +72,10 @@ type Call struct {
 	// Run lets a tool queue messages into its own run or abort it. It may be
 	// nil when the tool runs outside a workflow (tests).
 	Run RunControl
+	// ReportDuration, when set, lets a tool that simulates time (the
+	// conformance tools sleep on a script) say how long it took in that
+	// time; the workflow orders the ends of a parallel batch by durations.
+	ReportDuration func(time.Duration)
 }
 
 // EmitUpdate calls Update when it is set.

@@ -38,7 +38,7 @@ type RunState struct {
 }
 
 type signalChannels struct {
-	steer, followUp, abort, toolUpdate workflow.ReceiveChannel
+	steer, followUp, abort, toolUpdate, toolQueue workflow.ReceiveChannel
 }
 
 // registerHandlers installs the Updates, Signals and Queries before the run
@@ -49,16 +49,17 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 		followUp:   workflow.GetSignalChannel(ctx, SignalFollowUp),
 		abort:      workflow.GetSignalChannel(ctx, SignalAbort),
 		toolUpdate: workflow.GetSignalChannel(ctx, SignalToolUpdate),
+		toolQueue:  workflow.GetSignalChannel(ctx, activities.SignalToolQueue),
 	}
 	queueUpdate := func(q *queue) (func(workflow.Context, agent.Message) (QueueStatus, error), func(workflow.Context, agent.Message) error) {
 		validate := func(_ workflow.Context, m agent.Message) error {
 			if l.status == statusEnded || l.status == statusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
-			return checkQueuedMessage(&m)
+			return checkQueuedMessage(&m, false)
 		}
 		handle := func(_ workflow.Context, m agent.Message) (QueueStatus, error) {
-			_ = checkQueuedMessage(&m) // fills the default role the validator allowed
+			_ = checkQueuedMessage(&m, false) // fills the default role the validator allowed
 			q.push(m)
 			return QueueStatus{Queued: len(q.items)}, nil
 		}
@@ -122,6 +123,21 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 	})
 	s.AddReceive(l.signals.steer, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.steering) })
 	s.AddReceive(l.signals.followUp, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.followUps) })
+	s.AddReceive(l.signals.toolQueue, func(c workflow.ReceiveChannel, _ bool) {
+		var q activities.ToolQueue
+		if !c.ReceiveAsync(&q) {
+			return
+		}
+		if err := checkQueuedMessage(&q.Message, true); err != nil {
+			workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid message queued by a tool", "Error", err)
+			return
+		}
+		if q.FollowUp {
+			l.followUps.push(q.Message)
+		} else {
+			l.steering.push(q.Message)
+		}
+	})
 	if !l.cancelled {
 		s.AddReceive(l.rootCtx.Done(), func(workflow.ReceiveChannel, bool) {
 			// A cancellation from the CLI or UI ends the run as an abort.
@@ -162,28 +178,39 @@ func (l *loop) receiveQueued(c workflow.ReceiveChannel, q *queue) {
 	if !c.ReceiveAsync(&m) {
 		return
 	}
-	if err := checkQueuedMessage(&m); err != nil {
+	if err := checkQueuedMessage(&m, false); err != nil {
 		workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid queued message", "Channel", c.Name(), "Error", err)
 		return
 	}
 	q.push(m)
 }
 
-// toolUpdate records partial results of a running call, in order. Updates
-// for a call that has ended are dropped, as pi drops late onUpdate calls.
+// toolUpdate records partial results of a running call, in order. In a
+// parallel batch they wait their turn with the batch's other events.
+// Updates for a call that has ended are dropped, as pi drops late onUpdate
+// calls.
 func (l *loop) toolUpdate(u activities.ToolUpdate) {
 	if !l.isPending(u.ToolCallID) {
 		return
 	}
 	for i := range u.Results {
-		if l.batch != nil && i < len(u.Offsets) {
-			// Ends of siblings that finished before this update was
-			// emitted come first, as in pi.
-			l.release(l.rootCtx, u.Offsets[i].Milliseconds())
-		}
 		r := u.Results[i]
-		l.emit(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: u.ToolCallID,
-			ToolName: l.toolNameOf(u.ToolCallID), Args: l.rawArgs[u.ToolCallID], PartialResult: &r})
+		e := agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: u.ToolCallID,
+			ToolName: l.toolNameOf(u.ToolCallID), Args: l.rawArgs[u.ToolCallID], PartialResult: &r}
+		c := (*chain)(nil)
+		if l.batch != nil {
+			c = l.batch.chainOf(u.ToolCallID)
+		}
+		if c == nil {
+			l.emit(e)
+			continue
+		}
+		at := int64(0)
+		if i < len(u.Offsets) {
+			at = u.Offsets[i].Milliseconds()
+		}
+		c.progress = max(c.progress, at)
+		l.batch.hold(heldEvent{at: at, index: c.index, event: e})
 	}
 }
 

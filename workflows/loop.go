@@ -55,42 +55,59 @@ type AgentLoopResult struct {
 // a tool call is an activity; events go to a durable log read with
 // QueryEvents; steering, follow-up and abort arrive as Updates or Signals.
 func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error) {
-	l := newLoop(ctx, in)
+	prompts, inputErr := checkInput(ctx, &in)
+	l := newLoop(ctx, in.LoopConfig, in.Messages)
+	l.steering.items = in.Steering
+	l.followUps.items = in.FollowUps
 	if err := l.registerHandlers(ctx); err != nil {
 		return AgentLoopResult{}, err
 	}
-	if err := l.start(ctx); err != nil {
+	if inputErr != nil {
+		l.status = statusFailed
+		return AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), ErrInvalidInput, nil)
+	}
+	if err := l.resolve(ctx); err != nil {
 		l.status = statusFailed
 		return AgentLoopResult{}, err
 	}
-	l.run(ctx)
+	l.beginRun()
+	l.run(ctx, prompts, false)
 	return l.finish(ctx)
 }
 
-// start checks the input and resolves the run's model, tools and hooks.
-func (l *loop) start(ctx workflow.Context) error {
-	if err := l.checkInput(); err != nil {
-		return temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
-	}
+// resolve checks the model, tools and hooks against the worker's registries
+// and learns how to schedule the tools.
+func (l *loop) resolve(ctx workflow.Context) error {
 	var resolved activities.ResolveRunOutput
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
-		Model:          l.in.Model,
-		Tools:          l.in.Tools,
-		BeforeToolCall: l.in.BeforeToolCall,
-		AfterToolCall:  l.in.AfterToolCall,
+		Model:          l.cfg.Model,
+		Tools:          l.cfg.Tools,
+		BeforeToolCall: l.cfg.BeforeToolCall,
+		AfterToolCall:  l.cfg.AfterToolCall,
 	})
 	l.wait(ctx, f)
 	if err := f.Get(ctx, &resolved); err != nil {
 		return err
 	}
+	l.tools = map[string]activities.ToolInfo{}
 	for _, t := range resolved.Tools {
 		l.tools[t.Name] = t
 	}
 	return nil
 }
 
-func (l *loop) checkInput() error {
-	in := &l.in
+// checkInput fills defaults, validates the input and returns the prompts.
+func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, error) {
+	now := workflow.Now(ctx).UnixMilli()
+	prompts := append([]agent.Message(nil), in.Prompts...)
+	if in.Prompt != "" {
+		prompts = append(prompts, agent.UserText(in.Prompt, now))
+	}
+	for i := range prompts {
+		if prompts[i].Timestamp == 0 {
+			prompts[i].Timestamp = now
+		}
+	}
 	var errs []error
 	if err := in.Normalize(); err != nil {
 		errs = append(errs, err)
@@ -106,16 +123,16 @@ func (l *loop) checkInput() error {
 		}
 	}
 	for i := range in.Steering {
-		if err := checkQueuedMessage(&in.Steering[i]); err != nil {
+		if err := checkQueuedMessage(&in.Steering[i], true); err != nil {
 			errs = append(errs, fmt.Errorf("steering[%d]: %w", i, err))
 		}
 	}
 	for i := range in.FollowUps {
-		if err := checkQueuedMessage(&in.FollowUps[i]); err != nil {
+		if err := checkQueuedMessage(&in.FollowUps[i], true); err != nil {
 			errs = append(errs, fmt.Errorf("followUps[%d]: %w", i, err))
 		}
 	}
-	if len(l.prompts) == 0 {
+	if len(prompts) == 0 {
 		// pi's agentLoopContinue checks.
 		if len(in.Messages) == 0 {
 			errs = append(errs, errors.New("no prompt and no messages: Cannot continue: no messages in context"))
@@ -123,22 +140,28 @@ func (l *loop) checkInput() error {
 			errs = append(errs, errors.New("no prompt: Cannot continue from message role: assistant"))
 		}
 	}
-	return errors.Join(errs...)
+	return prompts, errors.Join(errs...)
 }
 
-// run is pi's runAgentLoop and runLoop: the two nested loops.
-func (l *loop) run(ctx workflow.Context) {
+// run is pi's runAgentLoop (runAgentLoopContinue without prompts) and
+// runLoop: the two nested loops. skipSteeringPoll skips the initial
+// steering poll, as pi's Agent.continue does when it runs drained steering
+// messages as prompts.
+func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPoll bool) {
 	l.status = statusRunning
 	l.emit(agent.Event{Type: agent.EventAgentStart})
 	l.emit(agent.Event{Type: agent.EventTurnStart})
-	for _, p := range l.prompts {
+	for _, p := range prompts {
 		l.emitMessage(p)
 		l.push(p)
 	}
 
 	firstTurn := true
 	l.drainSignals(ctx)
-	pending := l.steering.drain()
+	var pending []agent.Message
+	if !skipSteeringPoll {
+		pending = l.steering.drain()
+	}
 	for {
 		hasMoreToolCalls := true
 		for hasMoreToolCalls || len(pending) > 0 {
@@ -173,7 +196,7 @@ func (l *loop) run(ctx workflow.Context) {
 			l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: nonNil(results)})
 
 			l.normalTurns++
-			if l.in.StopAfterTurn != nil && l.in.StopAfterTurn.Turns > 0 && l.normalTurns >= l.in.StopAfterTurn.Turns {
+			if l.cfg.StopAfterTurn != nil && l.cfg.StopAfterTurn.Turns > 0 && l.normalTurns >= l.cfg.StopAfterTurn.Turns {
 				l.end(msg)
 				return
 			}
@@ -192,17 +215,14 @@ func (l *loop) run(ctx workflow.Context) {
 
 // end emits agent_end and records how the run stopped.
 func (l *loop) end(last agent.Message) {
-	l.emit(agent.Event{Type: agent.EventAgentEnd, Messages: l.newMessages})
+	l.emit(agent.Event{Type: agent.EventAgentEnd, Messages: l.newMessages()})
 	l.status = statusEnded
 	l.stopReason = last.StopReason
 	l.errorMessage = last.ErrorMessage
 }
 
-// push adds a message to the context and to the run's new messages.
-func (l *loop) push(m agent.Message) {
-	l.context.Append(m)
-	l.newMessages = append(l.newMessages, m)
-}
+// push adds a message to the context, and so to the run's new messages.
+func (l *loop) push(m agent.Message) { l.context.Append(m) }
 
 func (l *loop) emitMessage(m agent.Message) {
 	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &m})

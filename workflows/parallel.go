@@ -14,11 +14,11 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 )
 
-// dispatchSkew is how much later one call of a parallel batch may start
-// than its siblings: they are scheduled together, but each reaches a worker
-// on its own. A finished call's end waits until no sibling still running can
-// have been faster, which is at most this long after its own duration.
-const dispatchSkew = 25 * time.Millisecond
+// orderWindow bounds how long an event of a parallel batch is held back so
+// that a sibling's earlier event can still come first. pi's calls of a
+// batch start in the same instant in one process; here they reach workers
+// one by one, up to a few hundred milliseconds apart under load.
+const orderWindow = 500 * time.Millisecond
 
 // preparedCall is a call that passed prepare and waits to execute.
 type preparedCall struct {
@@ -33,21 +33,44 @@ type chain struct {
 	exec     workflow.Future
 	fin      workflow.Future
 	executed activities.ExecuteOutput
-	// done is set when every stage has finished; ended once its
-	// tool_execution_end is in the log.
-	done  *finalized
-	ended bool
+	// done is set when every stage has finished.
+	done *finalized
+	// progress is the latest offset (ms) a partial result of this call was
+	// emitted at: its later events cannot be earlier.
+	progress int64
 }
 
-// took is the call's duration in whole milliseconds: pi's calls of a batch
-// start in the same instant and end in the order of their durations, with
-// same-instant ends in call order.
-func (c *chain) took() int64 { return c.executed.Duration.Milliseconds() }
+// heldEvent is an event of a parallel batch waiting for its turn. Its key
+// is when pi would emit it had every call started in the same instant: its
+// offset from the call's start, partial results before ends at the same
+// instant, then call order, then arrival.
+type heldEvent struct {
+	at    int64 // milliseconds from the call's start
+	end   bool
+	index int
+	seq   int
+	event agent.Event
+	chain *chain
+}
+
+func (h heldEvent) before(o heldEvent) bool {
+	switch {
+	case h.at != o.at:
+		return h.at < o.at
+	case h.end != o.end:
+		return !h.end
+	case h.index != o.index:
+		return h.index < o.index
+	}
+	return h.seq < o.seq
+}
 
 // batch is a parallel batch in flight.
 type batch struct {
 	start  time.Time
 	chains []*chain
+	held   []heldEvent
+	seq    int
 }
 
 // runConcurrently runs the prepared calls' execute→finalize chains
@@ -64,20 +87,19 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 	l.batch = b
 	defer func() { l.batch = nil }()
 
-	// The release timer wakes the workflow when a held end becomes due
-	// while siblings still run; it exists only while an end is held.
+	// The release timer wakes the workflow when a held event becomes due
+	// while siblings still run; it exists only while an event is held.
 	var timer workflow.Future
 	var timerDue time.Time
 	cancelTimer := func() {}
-	for !b.allEnded() {
-		l.waitAny(ctx, b, timer)
-		if timer != nil && timer.IsReady() {
-			timer = nil
-		}
+	for {
 		for _, c := range b.chains {
 			l.advance(ctx, c)
 		}
-		due := l.release(ctx, -1)
+		due := l.release(ctx)
+		if b.allDone() && len(b.held) == 0 {
+			break
+		}
 		if timer != nil && (due.IsZero() || due.Before(timerDue)) {
 			cancelTimer()
 			timer = nil
@@ -86,7 +108,12 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 			tctx, cancel := workflow.WithCancel(ctx)
 			timer, timerDue, cancelTimer = workflow.NewTimer(tctx, due.Sub(workflow.Now(ctx))), due, cancel
 		}
+		l.waitAny(ctx, b, timer)
+		if timer != nil && timer.IsReady() {
+			timer = nil
+		}
 	}
+	cancelTimer()
 	for _, c := range b.chains {
 		done[c.index] = c.done
 	}
@@ -102,53 +129,84 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 			return
 		}
 		c.executed = out
-		if len(l.in.AfterToolCall) == 0 {
-			c.done = &finalized{call: c.call, result: out.Result, isError: out.IsError}
+		if len(l.cfg.AfterToolCall) == 0 {
+			l.finished(c, finalized{call: c.call, result: out.Result, isError: out.IsError})
 			return
 		}
 		c.fin = l.startFinalize(ctx, c.call, c.args, out.Result, out.IsError)
 	}
 	if c.fin != nil && c.fin.IsReady() {
 		f := finalizeResult(ctx, c.fin, c.call)
-		c.fin, c.done = nil, &f
+		c.fin = nil
+		l.finished(c, f)
 	}
 }
 
-// release emits the ends of finished calls that no running sibling can
-// precede: in order of duration, each once the batch has run longer than
-// its duration plus dispatchSkew, or at once when no sibling still runs.
-// With before >= 0 it also releases, whatever the time, the ends of calls
-// that took less than before milliseconds (a sibling's update at that offset
-// follows them in pi). It returns when the next end may be released, or
-// zero when none waits.
-func (l *loop) release(ctx workflow.Context, before int64) time.Time {
+// finished holds a chain's end until release lets it out.
+func (l *loop) finished(c *chain, f finalized) {
+	c.done = &f
+	l.batch.hold(heldEvent{at: c.executed.Duration.Milliseconds(), end: true, index: c.index, chain: c})
+}
+
+func (b *batch) hold(e heldEvent) {
+	b.seq++
+	e.seq = b.seq
+	b.held = append(b.held, e)
+}
+
+// chainOf returns the chain of a tool call in the batch.
+func (b *batch) chainOf(id string) *chain {
+	for _, c := range b.chains {
+		if c.call.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// release emits held events in pi's order. An event goes out once no
+// running sibling can still produce an earlier one: the sibling has
+// reported progress past it, or the batch has run orderWindow longer than
+// the event's offset. When every call is done, everything goes. It returns
+// when the next held event becomes due, or zero when none is held.
+func (l *loop) release(ctx workflow.Context) time.Time {
 	b := l.batch
-	var waiting []*chain
-	running := false
-	for _, c := range b.chains {
-		switch {
-		case c.done == nil:
-			running = true
-		case !c.ended:
-			waiting = append(waiting, c)
+	sort.SliceStable(b.held, func(i, j int) bool { return b.held[i].before(b.held[j]) })
+	elapsed := workflow.Now(ctx).Sub(b.start)
+	n := 0
+	for _, h := range b.held {
+		if !b.releasable(h, elapsed) {
+			break
+		}
+		n++
+		if h.end {
+			l.endCall(*h.chain.done)
+		} else {
+			l.emit(h.event)
 		}
 	}
-	sort.SliceStable(waiting, func(i, j int) bool { return waiting[i].took() < waiting[j].took() })
-	now := workflow.Now(ctx)
-	for _, c := range waiting {
-		due := b.start.Add(time.Duration(c.took())*time.Millisecond + dispatchSkew)
-		if running && now.Before(due) && c.took() >= before {
-			return due
-		}
-		l.endCall(*c.done)
-		c.ended = true
+	b.held = b.held[n:]
+	if len(b.held) == 0 {
+		return time.Time{}
 	}
-	return time.Time{}
+	return b.start.Add(time.Duration(b.held[0].at)*time.Millisecond + orderWindow + time.Millisecond)
 }
 
-func (b *batch) allEnded() bool {
+func (b *batch) releasable(h heldEvent, elapsed time.Duration) bool {
+	if elapsed >= time.Duration(h.at)*time.Millisecond+orderWindow {
+		return true
+	}
 	for _, c := range b.chains {
-		if !c.ended {
+		if c.done == nil && c.index != h.index && c.progress <= h.at {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *batch) allDone() bool {
+	for _, c := range b.chains {
+		if c.done == nil {
 			return false
 		}
 	}

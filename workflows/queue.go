@@ -37,14 +37,16 @@ func (q *queue) drain() []agent.Message {
 
 // checkQueuedMessage validates a steering or follow-up message. A missing
 // role means user, so `{"content": "use tabs"}` is enough from the CLI.
-func checkQueuedMessage(m *agent.Message) error {
+// Messages from people must say something; pi itself, and so tools and the
+// run's input, may queue an empty one.
+func checkQueuedMessage(m *agent.Message, allowEmpty bool) error {
 	if m.Role == "" {
 		m.Role = agent.RoleUser
 	}
 	if m.Role != agent.RoleUser {
 		return fmt.Errorf("queued messages must have role user, not %q", m.Role)
 	}
-	if len(m.Content) == 0 || m.IsEmpty() {
+	if !allowEmpty && (len(m.Content) == 0 || m.IsEmpty()) {
 		return errors.New(`message is empty: send {"content": "your text"}`)
 	}
 	if err := m.Validate(); err != nil {

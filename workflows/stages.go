@@ -18,6 +18,9 @@ const (
 	toolTimeout     = 10 * time.Minute
 	toolHeartbeat   = 30 * time.Second
 	toolMaxAttempts = 3
+	// abortedToolStartTimeout bounds how long a tool started after an
+	// abort waits for a worker.
+	abortedToolStartTimeout = 30 * time.Second
 )
 
 // prepare is pi's prepareToolCall. A call naming a tool the run does not have
@@ -29,7 +32,7 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 	}
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, activities.PrepareInput{
 		ToolCall:       call,
-		BeforeToolCall: l.in.BeforeToolCall,
+		BeforeToolCall: l.cfg.BeforeToolCall,
 		Aborted:        l.aborted,
 	})
 	l.wait(ctx, f)
@@ -44,7 +47,7 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Future {
 	info := l.tools[call.Name]
 	opts := workflow.ActivityOptions{
-		TaskQueue:           l.in.ToolTaskQueue,
+		TaskQueue:           l.cfg.ToolTaskQueue,
 		StartToCloseTimeout: toolTimeout,
 		HeartbeatTimeout:    toolHeartbeat,
 		WaitForCancellation: true,
@@ -63,12 +66,17 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 	if info.MaxAttempts > 0 {
 		opts.RetryPolicy.MaximumAttempts = int32(info.MaxAttempts)
 	}
+	if l.aborted {
+		// After an abort nothing can cancel this activity, so it must not
+		// wait forever for a worker that never comes.
+		opts.ScheduleToStartTimeout = abortedToolStartTimeout
+	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(l.activityCtx(), opts), a.ExecuteToolCall,
 		activities.ExecuteInput{
 			ToolCallID: call.ID,
 			ToolName:   call.Name,
 			Args:       args,
-			Workspace:  l.in.Workspace,
+			Workspace:  l.cfg.Workspace,
 			Aborted:    l.aborted,
 		})
 }
@@ -103,7 +111,7 @@ func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string
 // finalize is pi's finalizeExecutedToolCall: the after hooks, when the run
 // names any, in the FinalizeToolCall local activity.
 func (l *loop) finalize(ctx workflow.Context, call agent.Content, args map[string]any, result agent.ToolResult, isError bool) finalized {
-	if len(l.in.AfterToolCall) == 0 {
+	if len(l.cfg.AfterToolCall) == 0 {
 		return finalized{call: call, result: result, isError: isError}
 	}
 	f := l.startFinalize(ctx, call, args, result, isError)
@@ -117,7 +125,7 @@ func (l *loop) startFinalize(ctx workflow.Context, call agent.Content, args map[
 		Args:          args,
 		Result:        result,
 		IsError:       isError,
-		AfterToolCall: l.in.AfterToolCall,
+		AfterToolCall: l.cfg.AfterToolCall,
 		Aborted:       l.aborted,
 	})
 }

@@ -27,14 +27,16 @@ const (
 // under Temporal's 2 MB payload limit.
 const maxResultBytes = 1 << 20
 
-// loop is the state of one run, shared by the main loop and the handlers.
+// loop is the state of the agent loop, shared by the main coroutine and the
+// handlers: one run for AgentLoop, a sequence of runs for Session.
 type loop struct {
-	in      AgentLoopInput
-	prompts []agent.Message
-	tools   map[string]activities.ToolInfo
+	cfg   agent.LoopConfig
+	tools map[string]activities.ToolInfo
 
-	context     *agent.Transcript
-	newMessages []agent.Message
+	context *agent.Transcript
+	// runStart is where the current run's new messages begin in the
+	// context: pi's newMessages is context.Messages[runStart:].
+	runStart int
 	// modelBase is how many context messages the model-turn activity's
 	// cache already holds; only later ones go into its input.
 	modelBase     int
@@ -68,34 +70,39 @@ type loop struct {
 	batch *batch
 }
 
-func newLoop(ctx workflow.Context, in AgentLoopInput) *loop {
+func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Message) *loop {
 	l := &loop{
-		in:        in,
+		cfg:       cfg,
 		tools:     map[string]activities.ToolInfo{},
-		context:   agent.NewTranscript(in.SystemPrompt),
-		steering:  queue{mode: in.SteeringMode, items: append([]agent.Message(nil), in.Steering...)},
-		followUps: queue{mode: in.FollowUpMode, items: append([]agent.Message(nil), in.FollowUps...)},
+		context:   agent.NewTranscript(cfg.SystemPrompt),
+		steering:  queue{mode: cfg.SteeringMode},
+		followUps: queue{mode: cfg.FollowUpMode},
 		events:    eventLog{first: 1},
 		status:    statusStarting,
 		rawArgs:   map[string]map[string]any{},
 	}
-	now := workflow.Now(ctx).UnixMilli()
-	l.prompts = append(l.prompts, in.Prompts...)
-	if in.Prompt != "" {
-		l.prompts = append(l.prompts, agent.UserText(in.Prompt, now))
-	}
-	for i := range l.prompts {
-		if l.prompts[i].Timestamp == 0 {
-			l.prompts[i].Timestamp = now
-		}
-	}
-	l.context.Append(in.Messages...)
+	l.context.Append(messages...)
+	l.rootCtx = ctx
 	// Activities must outlive a workflow cancellation long enough to end
 	// the run the way an abort does, so they hang off a disconnected context.
-	l.rootCtx = ctx
 	l.baseCtx, _ = workflow.NewDisconnectedContext(ctx)
 	l.abortCtx, l.cancelAbort = workflow.WithCancel(l.baseCtx)
 	return l
+}
+
+// newMessages is pi's newMessages for the current run.
+func (l *loop) newMessages() []agent.Message { return l.context.Messages[l.runStart:] }
+
+// beginRun resets what belongs to one run: pi's Agent makes a fresh abort
+// controller for every run.
+func (l *loop) beginRun() {
+	l.runStart = l.context.Len()
+	l.normalTurns = 0
+	l.stopReason, l.errorMessage = "", ""
+	if l.aborted {
+		l.aborted, l.abortReason = false, ""
+		l.abortCtx, l.cancelAbort = workflow.WithCancel(l.baseCtx)
+	}
 }
 
 // activityCtx is the context for an activity starting now: cancellable by
@@ -143,7 +150,7 @@ func (l *loop) finish(ctx workflow.Context) (AgentLoopResult, error) {
 		Steering:     l.steering.items,
 		FollowUps:    l.followUps.items,
 	}
-	res.Messages, res.OmittedMessages = boundedTail(l.newMessages, maxResultBytes)
+	res.Messages, res.OmittedMessages = boundedTail(l.newMessages(), maxResultBytes)
 	if l.cancelled {
 		return res, temporal.NewCanceledError(res)
 	}

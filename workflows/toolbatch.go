@@ -21,7 +21,7 @@ type finalized struct {
 // executeToolCalls is pi's executeToolCalls: sequential when the run says so
 // or when any called tool declares executionMode sequential.
 func (l *loop) executeToolCalls(ctx workflow.Context, calls []agent.Content) toolBatch {
-	sequential := l.in.ToolExecution == agent.ExecutionSequential
+	sequential := l.cfg.ToolExecution == agent.ExecutionSequential
 	for _, c := range calls {
 		if info, ok := l.tools[c.Name]; ok && info.ExecutionMode == agent.ExecutionSequential {
 			sequential = true

@@ -61,7 +61,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		StartToCloseTimeout: modelTurnTimeout,
 		HeartbeatTimeout:    modelHeartbeat,
 		WaitForCancellation: true,
-		Summary:             fmt.Sprintf("%s turn %d", l.in.Model, l.turn),
+		Summary:             fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
@@ -74,9 +74,9 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		},
 	})
 	f := workflow.ExecuteActivity(actx, a.ModelTurn, activities.ModelTurnInput{
-		Model:   l.in.Model,
-		Options: l.in.ModelOptions,
-		Tools:   l.in.Tools,
+		Model:   l.cfg.Model,
+		Options: l.cfg.ModelOptions,
+		Tools:   l.cfg.Tools,
 		Context: ref,
 		Turn:    l.turn,
 	})
@@ -102,8 +102,8 @@ func (l *loop) assistantShell(ctx workflow.Context) agent.Message {
 	return agent.Message{
 		Role:      agent.RoleAssistant,
 		Content:   []agent.Content{},
-		Provider:  l.in.Model.Provider,
-		Model:     l.in.Model.ID,
+		Provider:  l.cfg.Model.Provider,
+		Model:     l.cfg.Model.ID,
 		Usage:     &agent.Usage{},
 		Timestamp: workflow.Now(ctx).UnixMilli(),
 	}

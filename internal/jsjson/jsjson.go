@@ -1,0 +1,175 @@
+// Package jsjson writes JSON the way JavaScript's JSON.stringify does, so
+// texts that pi builds with it (validation errors, echoed arguments,
+// normalized traces) come out byte for byte the same from Go: no HTML
+// escaping, U+2028 and U+2029 unescaped, and numbers as JavaScript prints
+// them (-0 as 0, 1e21 as 1e+21, 1e-7 as 1e-7).
+package jsjson
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Options say how Stringify lays out objects.
+type Options struct {
+	// Indent is JSON.stringify's third argument; empty means compact.
+	Indent string
+	// Keys orders an object's keys; nil means sorted.
+	Keys func(map[string]any) []string
+}
+
+// Stringify encodes decoded JSON (nil, bool, float64, string, []any,
+// map[string]any) as JSON.stringify does.
+func Stringify(v any, o Options) string {
+	if o.Keys == nil {
+		o.Keys = SortedKeys
+	}
+	var b strings.Builder
+	write(&b, v, "", o)
+	return b.String()
+}
+
+// SortedKeys returns a map's keys in byte order.
+func SortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func write(b *strings.Builder, v any, indent string, o Options) {
+	inner := indent + o.Indent
+	open := func() {
+		if o.Indent != "" {
+			b.WriteString("\n" + inner)
+		}
+	}
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			b.WriteString("null")
+		} else {
+			b.WriteString(NumberString(x))
+		}
+	case int:
+		b.WriteString(NumberString(float64(x)))
+	case string:
+		writeString(b, x)
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteString("[")
+		for i, item := range x {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			open()
+			write(b, item, inner, o)
+		}
+		if o.Indent != "" {
+			b.WriteString("\n" + indent)
+		}
+		b.WriteString("]")
+	case map[string]any:
+		if len(x) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteString("{")
+		for i, key := range o.Keys(x) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			open()
+			writeString(b, key)
+			b.WriteString(":")
+			if o.Indent != "" {
+				b.WriteString(" ")
+			}
+			write(b, x[key], inner, o)
+		}
+		if o.Indent != "" {
+			b.WriteString("\n" + indent)
+		}
+		b.WriteString("}")
+	default:
+		writeString(b, fmt.Sprint(x))
+	}
+}
+
+func writeString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// NumberString is JavaScript's Number.prototype.toString().
+func NumberString(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case f == 0:
+		return "0"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f < 0:
+		return "-" + NumberString(-f)
+	}
+	mantissa, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	digits := strings.Replace(mantissa, ".", "", 1)
+	e, _ := strconv.Atoi(exp)
+	k, n := len(digits), e+1
+	switch {
+	case k <= n && n <= 21:
+		return digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		return digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		return "0." + strings.Repeat("0", -n) + digits
+	}
+	sign := "+"
+	if n-1 < 0 {
+		sign = "-"
+	}
+	exponent := strconv.Itoa(max(n-1, 1-n))
+	if k == 1 {
+		return digits + "e" + sign + exponent
+	}
+	return digits[:1] + "." + digits[1:] + "e" + sign + exponent
+}
