@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // ValidateArguments returns the arguments coerced and validated against schema, exactly as
@@ -552,131 +554,12 @@ func jsStringToNumber(s string) (float64, bool) {
 }
 
 // jsNumberString is JavaScript's Number.prototype.toString().
-func jsNumberString(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case f == 0:
-		return "0"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f < 0:
-		return "-" + jsNumberString(-f)
-	}
-	mantissa, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
-	digits := strings.Replace(mantissa, ".", "", 1)
-	e, _ := strconv.Atoi(exp)
-	k, n := len(digits), e+1
-	switch {
-	case k <= n && n <= 21:
-		return digits + strings.Repeat("0", n-k)
-	case 0 < n && n <= 21:
-		return digits[:n] + "." + digits[n:]
-	case -6 < n && n <= 0:
-		return "0." + strings.Repeat("0", -n) + digits
-	}
-	sign := "+"
-	if n-1 < 0 {
-		sign = "-"
-	}
-	if k == 1 {
-		return digits + "e" + sign + strconv.Itoa(abs(n-1))
-	}
-	return digits[:1] + "." + digits[1:] + "e" + sign + strconv.Itoa(abs(n-1))
-}
+func jsNumberString(f float64) string { return jsjson.NumberString(f) }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// jsonStringify is JSON.stringify(v, null, 2) for decoded JSON: keys in
-// JavaScript's order (see jsKeys), no HTML escaping, numbers as JavaScript
-// prints them.
+// jsonStringify is JSON.stringify(v, null, 2) for decoded JSON, keys in
+// JavaScript's order (see jsKeys).
 func jsonStringify(v any) string {
-	var b strings.Builder
-	writeJSON(&b, v, "")
-	return b.String()
-}
-
-func writeJSON(b *strings.Builder, v any, indent string) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			b.WriteString("null")
-		} else {
-			b.WriteString(jsNumberString(x))
-		}
-	case string:
-		writeJSONString(b, x)
-	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteString("[")
-		for i, item := range x {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n" + indent + "  ")
-			writeJSON(b, item, indent+"  ")
-		}
-		b.WriteString("\n" + indent + "]")
-	case map[string]any:
-		if len(x) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		b.WriteString("{")
-		for i, key := range jsKeys(x) {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n" + indent + "  ")
-			writeJSONString(b, key)
-			b.WriteString(": ")
-			writeJSON(b, x[key], indent+"  ")
-		}
-		b.WriteString("\n" + indent + "}")
-	}
-}
-
-func writeJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
+	return jsjson.Stringify(v, jsjson.Options{Indent: "  ", Keys: jsKeys})
 }
 
 // normalizeArgs turns whatever the caller built into the values
