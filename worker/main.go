@@ -14,14 +14,16 @@ import (
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/logging"
+	"github.com/durable-agents/agentloop/internal/secretenv"
+	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
 func main() {
-	address := flag.String("address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "Temporal frontend host:port")
-	namespace := flag.String("namespace", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace")
+	address := flag.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
+	namespace := flag.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
@@ -31,7 +33,12 @@ func main() {
 
 	logger, z := logging.New(*logLevel, *logJSON)
 	defer func() { _ = z.Sync() }()
-	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace, Logger: logger})
+	opts, keys, err := temporalenv.Connection(*address, *namespace)
+	if err != nil {
+		z.Fatal(err.Error())
+	}
+	opts.Logger = logger
+	c, err := client.Dial(opts)
 	if err != nil {
 		z.Fatal("dial temporal: " + err.Error())
 	}
@@ -42,6 +49,7 @@ func main() {
 	scripted.Add(demo.ModelID, demo.Script())
 	models.Register(llm.ScriptedProviderName, scripted)
 	providers := llm.RegisterFromEnv(models, os.Getenv)
+	secretenv.Unset() // every secret has been read: keep them from the tools' commands
 	acts := activities.New(c, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
 
@@ -52,7 +60,12 @@ func main() {
 		tw.RegisterActivity(acts)
 		workers = append(workers, tw)
 	}
-	z.Sugar().Infow("worker starting", "address", *address, "taskQueue", *taskQueue, "toolQueue", *toolQueue,
+	encryption := "off"
+	if !keys.Empty() {
+		encryption = "keys " + keys.String() + ", encrypting with " + keys.Active().ID()
+	}
+	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
+		"taskQueue", *taskQueue, "toolQueue", *toolQueue,
 		"providers", append([]string{llm.ScriptedProviderName}, providers...))
 	for _, w := range workers[1:] {
 		if err := w.Start(); err != nil {
@@ -63,11 +76,4 @@ func main() {
 	if err := workers[0].Run(worker.InterruptCh()); err != nil {
 		z.Fatal("worker: " + err.Error())
 	}
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }

@@ -14,9 +14,11 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/logging"
+	"github.com/durable-agents/agentloop/internal/temporalenv"
 )
 
 // Usage lists the commands.
@@ -37,8 +39,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
-	address := fs.String("address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "Temporal frontend host:port")
-	namespace := fs.String("namespace", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace")
+	address := fs.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
+	namespace := fs.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -49,13 +51,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	logger, _ := logging.New("warn", false)
-	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace, Logger: logger})
+	opts, _, err := temporalenv.Connection(*address, *namespace)
+	if err != nil {
+		fmt.Fprintln(stderr, "starter:", err)
+		return 1
+	}
+	opts.Logger = logger
+	c, err := client.Dial(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "starter: connect to Temporal:", err)
 		return 1
 	}
 	defer c.Close()
-	env := &env{c: c, out: stdout, err: stderr}
+	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	commands := map[string]func(context.Context, []string) error{
 		"run":       env.run,
@@ -76,6 +84,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		fmt.Fprintln(stderr, "starter:", err)
+		if strings.Contains(err.Error(), "binary/encrypted") {
+			fmt.Fprintln(stderr, "starter: the run's payloads are encrypted: set AGENTLOOP_CODEC_KEYS as on the worker")
+		}
 		return 1
 	}
 	return 0
@@ -85,6 +96,7 @@ type env struct {
 	c   client.Client
 	out io.Writer
 	err io.Writer
+	dc  converter.DataConverter
 }
 
 func (e *env) watch(ctx context.Context, args []string) error {
@@ -95,7 +107,7 @@ func (e *env) watch(ctx context.Context, args []string) error {
 		return err
 	}
 	p := &agentclient.Printer{W: e.out, JSON: *asJSON}
-	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", agentclient.WatchOptions{After: *after, Live: true}, p.Print)
+	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", agentclient.WatchOptions{After: *after, Live: true, DataConverter: e.dc}, p.Print)
 }
 
 func (e *env) steer(ctx context.Context, args []string) error {
