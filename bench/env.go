@@ -33,6 +33,12 @@ func quiet() log.Logger {
 // setup connects to TEMPORAL_ADDRESS or starts a dev server, then starts a
 // worker process on a fresh task queue.
 func setup(ctx context.Context, workerArgs ...string) (*env, error) {
+	return setupWorker(ctx, "worker", workerArgs...)
+}
+
+// setupWorker is setup with the worker process started as this binary's
+// subcommand sub.
+func setupWorker(ctx context.Context, sub string, workerArgs ...string) (*env, error) {
 	e := &env{queue: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
 	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
 		c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet()})
@@ -51,7 +57,7 @@ func setup(ctx context.Context, workerArgs ...string) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"worker", "-address", e.address, "-queue", e.queue}, workerArgs...)
+	args := append([]string{sub, "-address", e.address, "-queue", e.queue}, workerArgs...)
 	e.worker = exec.Command(self, args...)
 	e.worker.Stdout, e.worker.Stderr = os.Stderr, os.Stderr
 	if err := e.worker.Start(); err != nil {

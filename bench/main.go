@@ -2,6 +2,9 @@
 //
 //	go run ./bench stream     live streaming latency: provider chunk to client
 //	go run ./bench history    history bytes per turn of a 200-turn run
+//	go run ./bench loop       the workflow against pi's own loop (bench/pi) on
+//	                          the scenarios in bench/scenarios, the floor round
+//	                          trip, 200 concurrent runs, replay; see loop.go
 //
 // It uses the server at TEMPORAL_ADDRESS when set, else starts a dev server.
 // The worker runs in a separate process (this binary, re-executed), so what
@@ -17,7 +20,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench stream|history [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench stream|history|loop [flags]")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -26,6 +29,10 @@ func main() {
 	switch os.Args[1] {
 	case "worker":
 		err = runWorker(ctx, os.Args[2:])
+	case "loopworker":
+		err = runLoopWorker(ctx, os.Args[2:])
+	case "loop":
+		err = benchLoop(ctx, os.Args[2:])
 	case "stream":
 		err = benchStream(ctx, os.Args[2:])
 	case "history":

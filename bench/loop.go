@@ -1,0 +1,578 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/conformance"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// Scenarios the targets name.
+const (
+	scSeq0      = "loop-10x4-0ms-seq"
+	scPar0      = "loop-10x4-0ms-par"
+	scSeq100    = "loop-10x4-100ms-seq"
+	scPar100    = "loop-10x4-100ms-par"
+	scBatch     = "loop-16x500ms"
+	scLong      = "loop-200x1-0ms"
+	scOneTurn   = "loop-1x0"
+	scElevenTxt = "loop-11x0"
+)
+
+// loopResult is one scenario's A/B runs.
+type loopResult struct {
+	s        benchScenario
+	pi       []piRun
+	ours     []time.Duration
+	hist     []histStats
+	cpu      []cpuSample
+	lastHist []*historypb.HistoryEvent
+}
+
+func (r *loopResult) piLoop() []time.Duration {
+	var d []time.Duration
+	for _, p := range r.pi {
+		d = append(d, p.loop())
+	}
+	return d
+}
+
+// delta is ours minus pi, medians.
+func (r *loopResult) delta() time.Duration { return median(r.ours) - median(r.piLoop()) }
+
+// target is one line of the closing table.
+type target struct {
+	name, goal, measured string
+	pass                 bool
+	skipped              bool
+}
+
+// benchLoop runs each scenario through pi's own loop (bench/pi, node) and
+// through the workflow, alternating, and checks the results against the
+// targets.
+func benchLoop(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("loop", flag.ExitOnError)
+	reps := fs.Int("reps", 5, "A/B repetitions per scenario")
+	only := fs.String("only", "", "regexp: run only the scenarios whose names match (targets whose scenarios did not run are skipped)")
+	concurrent := fs.Int("concurrent", 200, "runs of "+scPar100+" started at once on the one worker; 0 skips")
+	floorRuns := fs.Int("floor-runs", 20, "runs of each floor workflow")
+	replays := fs.Int("replays", 5, "replays of a 200-turn history")
+	warmup := fs.Int("pi-warmup", 1, "untimed runs of the scenario in each node process before the timed one")
+	node := fs.String("node", "node", "node binary")
+	var tune workerTuning
+	tune.register(fs)
+	_ = fs.Parse(args)
+	filter, err := regexp.Compile(*only)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+
+	all, err := loadScenarios()
+	if err != nil {
+		return err
+	}
+	pi, versions, err := newPiRunner(ctx, *node, *warmup)
+	if err != nil {
+		return err
+	}
+	e, err := setupWorker(ctx, "loopworker", tune.args()...)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+
+	meter := cpuMeter{server: listenerPID(e.address), worker: e.worker.Process.Pid, client: os.Getpid()}
+	server := "dev server started by this command (internal/devserver, in-memory SQLite, eager activities enabled)"
+	if e.srv == nil {
+		server = "TEMPORAL_ADDRESS=" + e.address + " (shared: its CPU time includes other clients' work)"
+	}
+	fmt.Printf("command:  go run ./bench loop %s\n", strings.Join(args, " "))
+	fmt.Printf("machine:  %s, %s, %s/%s, GOMAXPROCS %d\n", machine(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	fmt.Printf("load:     %s (at start)\n", loadavg())
+	fmt.Printf("pi:       %s (bench/pi/loop.mjs, one node process per run, %d warm-up run(s) in-process before the timed one)\n", versions, *warmup)
+	fmt.Printf("ours:     workflow AgentLoop on %s; worker: a separate process, %s\n", server, tune)
+	fmt.Printf("timing:   pi from the runAgentLoop call to its resolution, in-process (node startup excluded, reported below);\n")
+	fmt.Printf("          ours from ExecuteWorkflow to the result of run.Get, in this process (history fetched after, untimed)\n")
+	fmt.Printf("cpu:      CPU time from /proc of the server (pid %d), the worker (pid %d) and this client (pid %d) over each of our runs;\n", meter.server, meter.worker, meter.client)
+	fmt.Printf("          pi's is the node process's over its timed run\n\n")
+
+	// Warm up: the worker's first tasks, connections and caches.
+	for i := 0; i < 3; i++ {
+		if _, err := runFloor(ctx, e, FloorInput{Activities: 1}, fmt.Sprintf("warmup-%d", i)); err != nil {
+			return fmt.Errorf("warm-up floor run: %w", err)
+		}
+	}
+	for _, s := range all {
+		if s.Name == scPar0 {
+			if _, _, err := runOurs(ctx, e, s, "warmup"); err != nil {
+				return fmt.Errorf("warm-up run: %w", err)
+			}
+		}
+	}
+
+	// What the server and worker burn doing nothing (pollers, the server's
+	// background queues): per-run CPU figures include it for the run's span.
+	c0, t0 := meter.sample(), time.Now()
+	time.Sleep(3 * time.Second)
+	idle := meter.sample().sub(c0)
+	idleSpan := time.Since(t0)
+	fmt.Printf("idle:     server %.1f%% of a core, worker %.1f%%, client %.1f%% (over %.0f s with no runs)\n\n",
+		100*float64(idle.server)/float64(idleSpan), 100*float64(idle.worker)/float64(idleSpan), 100*float64(idle.client)/float64(idleSpan), idleSpan.Seconds())
+
+	// The floor, and what one more activity and one heartbeat cost.
+	floors := []struct {
+		name string
+		in   FloorInput
+	}{
+		{"floor: bare workflow, one no-op activity", FloorInput{Activities: 1}},
+		{"bare workflow, two no-op activities in sequence", FloorInput{Activities: 2}},
+		{"bare workflow, one no-op activity that heartbeats once", FloorInput{Activities: 1, Heartbeat: true}},
+	}
+	floorTimes := make([][]time.Duration, len(floors))
+	floorCPU := make([]cpuSample, len(floors))
+	for i := 0; i < *floorRuns; i++ {
+		for j, f := range floors {
+			c0 := meter.sample()
+			d, err := runFloor(ctx, e, f.in, fmt.Sprintf("floor%d-%d", j, i))
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			floorCPU[j] = floorCPU[j].add(meter.sample().sub(c0))
+			floorTimes[j] = append(floorTimes[j], d)
+		}
+	}
+	floor := median(floorTimes[0])
+	fmt.Printf("floor round trips (%d runs each, interleaved; ExecuteWorkflow → result):\n", *floorRuns)
+	for j, f := range floors {
+		fmt.Printf("  %-56s median %7.2f ms  [%6.2f – %6.2f]  CPU/run %s\n", f.name, ms(median(floorTimes[j])), ms(quantile(floorTimes[j], 0)), ms(quantile(floorTimes[j], 1)),
+			floorCPU[j].div(*floorRuns))
+	}
+	fmt.Printf("  → one more activity round trip (activity + workflow task): %.2f ms; one heartbeat RPC inside an activity: %.2f ms\n\n",
+		ms(median(floorTimes[1])-floor), ms(median(floorTimes[2])-floor))
+
+	// A/B.
+	results := map[string]*loopResult{}
+	var order []*loopResult
+	for _, s := range all {
+		if !filter.MatchString(s.Name) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s ×%d\n", s.Name, *reps)
+		r := &loopResult{s: s}
+		for i := 0; i < *reps; i++ {
+			runPi := func() error {
+				p, err := pi.run(ctx, s)
+				r.pi = append(r.pi, p)
+				return err
+			}
+			runOursOnce := func() error {
+				c0 := meter.sample()
+				d, run, err := runOurs(ctx, e, s, fmt.Sprint(i))
+				if err != nil {
+					return err
+				}
+				r.cpu = append(r.cpu, meter.sample().sub(c0))
+				evs, err := history(ctx, e.c, run.GetID(), run.GetRunID())
+				if err != nil {
+					return err
+				}
+				r.ours = append(r.ours, d)
+				r.hist = append(r.hist, statsOf(evs))
+				r.lastHist = evs
+				return nil
+			}
+			first, second := runPi, runOursOnce
+			if i%2 == 1 {
+				first, second = runOursOnce, runPi
+			}
+			if err := first(); err != nil {
+				return err
+			}
+			if err := second(); err != nil {
+				return err
+			}
+		}
+		results[s.Name] = r
+		order = append(order, r)
+	}
+	printAB(order)
+
+	// Per turn and per tool call, from differences of runs.
+	var targets []target
+	targets = append(targets, ratioTarget(results[scSeq100], scSeq100, 1.3), ratioTarget(results[scPar100], scPar100, 1.3))
+	fmt.Printf("\nderived costs (Δ = ours − pi, medians):\n")
+	perTurn, okTurn := derivePerTurn(results)
+	for _, name := range []string{scSeq0, scPar0} {
+		perCall, ok := derivePerCall(results, name)
+		t := target{name: "10x4/0ms " + name[len(name)-3:] + ": per tool call cost", goal: "≤ 1.0x floor", skipped: !ok}
+		if ok {
+			t.measured = fmt.Sprintf("%.2f ms = %.2fx floor (%.2f ms)", ms(perCall), float64(perCall)/float64(floor), ms(floor))
+			t.pass = perCall <= floor
+		}
+		targets = append(targets, t)
+	}
+	tt := target{name: "10x4/0ms: per model turn cost", goal: "≤ 1.0x floor", skipped: !okTurn}
+	if okTurn {
+		tt.measured = fmt.Sprintf("%.2f ms = %.2fx floor", ms(perTurn), float64(perTurn)/float64(floor))
+		tt.pass = perTurn <= floor
+	}
+	targets = append(targets, tt)
+	fmt.Printf("  per model turn = (Δ %s − Δ %s) / 10: the two runs differ only by 10 model turns (follow-up driven, no tools)\n", scElevenTxt, scOneTurn)
+	fmt.Printf("  per tool call  = (Δ 10x4/0ms − Δ %s) / 40: both have 11 model turns; the 10x4 run adds 40 tool calls\n", scElevenTxt)
+	if okTurn {
+		fmt.Printf("  per model turn: %.2f ms (%.2fx floor)\n", ms(perTurn), float64(perTurn)/float64(floor))
+	}
+	for _, name := range []string{scSeq0, scPar0} {
+		if perCall, ok := derivePerCall(results, name); ok {
+			fmt.Printf("  per tool call, %s: %.2f ms (%.2fx floor)\n", name, ms(perCall), float64(perCall)/float64(floor))
+		}
+	}
+
+	// 16 × 500 ms.
+	bt := target{name: "16x500ms parallel batch: run wall", skipped: results[scBatch] == nil}
+	budget := time.Duration(1.15*float64(500*time.Millisecond)) + floor
+	bt.goal = fmt.Sprintf("≤ 1.15×500 ms + floor = %.1f ms", ms(budget))
+	if r := results[scBatch]; r != nil {
+		m := median(r.ours)
+		bt.measured = fmt.Sprintf("%.1f ms (pi %.1f ms)", ms(m), ms(median(r.piLoop())))
+		bt.pass = m <= budget
+		if span, ok := batchSpan(r.lastHist); ok {
+			fmt.Printf("  16x500ms batch in history (first ExecuteToolCall scheduled → workflow task after the last result completed): %.1f ms\n", ms(span))
+		}
+	}
+	targets = append(targets, bt)
+
+	// Where the time goes.
+	fmt.Printf("\nwhere the time goes (history event times of the last run):\n")
+	for _, name := range []string{scSeq0, scPar0} {
+		if r := results[name]; r != nil {
+			printBreakdown(os.Stdout, name, r.lastHist, 5)
+			fmt.Println()
+		}
+	}
+
+	// 200 concurrent runs.
+	ct := target{name: fmt.Sprintf("%d concurrent 10x4/100ms par: all complete", *concurrent), goal: "all complete", skipped: *concurrent == 0}
+	pt := target{name: fmt.Sprintf("%d concurrent: p99 run time", *concurrent), goal: "≤ 3x lone", skipped: *concurrent == 0}
+	if *concurrent > 0 {
+		s := find(all, scPar100)
+		var lone []time.Duration
+		if r := results[scPar100]; r != nil {
+			lone = r.ours
+		} else {
+			for i := 0; i < 3; i++ {
+				d, _, err := runOurs(ctx, e, s, fmt.Sprintf("lone-%d", i))
+				if err != nil {
+					return err
+				}
+				lone = append(lone, d)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "bench: %d concurrent runs\n", *concurrent)
+		c0 := meter.sample()
+		durs, failed, wall := runConcurrent(ctx, e, s, *concurrent)
+		cpu := meter.sample().sub(c0)
+		loneMed := median(lone)
+		fmt.Printf("%d concurrent runs of %s on one worker process (started at once):\n", *concurrent, scPar100)
+		fmt.Printf("  completed %d/%d in %.1f s: %.0f runs per minute\n", len(durs), *concurrent, wall.Seconds(), float64(len(durs))/wall.Minutes())
+		fmt.Printf("  run time p50 %.0f ms, p99 %.0f ms, max %.0f ms; a lone run: median %.0f ms (p99 = %.2fx lone)\n",
+			ms(quantile(durs, 0.5)), ms(quantile(durs, 0.99)), ms(quantile(durs, 1)), ms(loneMed), float64(quantile(durs, 0.99))/float64(loneMed))
+		fmt.Printf("  CPU per run: %s; CPU busy %.2f of %d cores for the whole burst\n", cpu.div(*concurrent), float64(cpu.total())/float64(wall), runtime.NumCPU())
+		if r := results[scPar100]; r != nil {
+			fmt.Printf("  (a lone run's CPU: %s)\n", meanCPU(r.cpu))
+		}
+		if failed > 0 {
+			fmt.Printf("  %d runs failed\n", failed)
+		}
+		ct.measured = fmt.Sprintf("%d/%d", len(durs), *concurrent)
+		ct.pass = len(durs) == *concurrent && failed == 0
+		pt.goal = fmt.Sprintf("≤ 3x lone (%.0f ms)", ms(3*loneMed))
+		pt.measured = fmt.Sprintf("%.0f ms = %.2fx lone", ms(quantile(durs, 0.99)), float64(quantile(durs, 0.99))/float64(loneMed))
+		pt.pass = len(durs) > 0 && quantile(durs, 0.99) <= 3*loneMed
+	}
+	targets = append(targets, ct, pt)
+
+	// Replay of a 200-turn history.
+	rt := target{name: "replay of a 200-turn history", goal: "< 1 s", skipped: true}
+	if *replays > 0 {
+		var evs []*historypb.HistoryEvent
+		if r := results[scLong]; r != nil {
+			evs = r.lastHist
+		} else {
+			_, run, err := runOurs(ctx, e, find(all, scLong), "replay")
+			if err != nil {
+				return err
+			}
+			if evs, err = history(ctx, e.c, run.GetID(), run.GetRunID()); err != nil {
+				return err
+			}
+		}
+		times, err := replay(evs, *replays)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		st := statsOf(evs)
+		fmt.Printf("\nreplay of a %s history (%d events, %.0f KiB) with worker.NewWorkflowReplayer, in this process:\n", scLong, st.events, float64(st.bytes)/1024)
+		fmt.Printf("  %d replays: median %.0f ms, first %.0f ms, max %.0f ms\n", len(times), ms(median(times)), ms(times[0]), ms(quantile(times, 1)))
+		rt.skipped = false
+		rt.measured = fmt.Sprintf("%.0f ms (median of %d; max %.0f ms)", ms(median(times)), len(times), ms(quantile(times, 1)))
+		rt.pass = median(times) < time.Second
+	}
+	targets = append(targets, rt)
+
+	fmt.Printf("\ntargets:\n")
+	fmt.Printf("  %-44s %-34s %-46s %s\n", "target", "goal", "measured", "")
+	for _, t := range targets {
+		verdict := "FAIL"
+		switch {
+		case t.skipped:
+			verdict, t.measured = "SKIP", "(its scenarios did not run)"
+		case t.pass:
+			verdict = "PASS"
+		}
+		fmt.Printf("  %-44s %-34s %-46s %s\n", t.name, t.goal, t.measured, verdict)
+	}
+	fmt.Printf("\nload:     %s (at end); whole command %.0f s\n", loadavg(), time.Since(began).Seconds())
+	return nil
+}
+
+func find(all []benchScenario, name string) benchScenario {
+	for _, s := range all {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("no scenario " + name)
+}
+
+// runOurs runs a scenario through the workflow and times it from
+// ExecuteWorkflow to the result.
+func runOurs(ctx context.Context, e *env, s benchScenario, tag string) (time.Duration, client.WorkflowRun, error) {
+	in := conformance.Input(s.Scenario)
+	t0 := time.Now()
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        fmt.Sprintf("%s-%s-%s", s.Name, e.queue, tag),
+		TaskQueue: e.queue,
+	}, workflows.AgentLoopWorkflow, in)
+	if err != nil {
+		return 0, nil, err
+	}
+	var res workflows.AgentLoopResult
+	if err := run.Get(ctx, &res); err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	d := time.Since(t0)
+	calls := 0
+	for _, m := range res.Messages {
+		if m.Role == agent.RoleToolResult {
+			calls++
+		}
+	}
+	if res.Turns != s.turns || calls != s.calls || res.StopReason != agent.StopReasonStop {
+		return d, run, fmt.Errorf("%s: %d turns, %d tool results, stop reason %s; the scenario has %d turns and %d tool calls",
+			s.Name, res.Turns, calls, res.StopReason, s.turns, s.calls)
+	}
+	return d, run, nil
+}
+
+func runFloor(ctx context.Context, e *env, in FloorInput, tag string) (time.Duration, error) {
+	t0 := time.Now()
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        fmt.Sprintf("floor-%s-%s", e.queue, tag),
+		TaskQueue: e.queue,
+	}, floorWorkflow, in)
+	if err != nil {
+		return 0, err
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// runConcurrent starts n runs at once and returns the times of those that
+// completed, how many failed, and the wall time until the last ended.
+func runConcurrent(ctx context.Context, e *env, s benchScenario, n int) ([]time.Duration, int, time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var durs []time.Duration
+	failed := 0
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, _, err := runOurs(ctx, e, s, fmt.Sprintf("concurrent-%d", i))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				if failed <= 3 {
+					fmt.Fprintf(os.Stderr, "bench: concurrent run: %v\n", err)
+				}
+				return
+			}
+			durs = append(durs, d)
+		}()
+	}
+	wg.Wait()
+	return durs, failed, time.Since(t0)
+}
+
+// replay replays a history n times with a fresh replayer each time.
+func replay(evs []*historypb.HistoryEvent, n int) ([]time.Duration, error) {
+	h := &historypb.History{Events: evs}
+	var times []time.Duration
+	for i := 0; i < n; i++ {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(workflows.AgentLoop, workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow})
+		t0 := time.Now()
+		if err := r.ReplayWorkflowHistory(quiet(), h); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(t0))
+	}
+	return times, nil
+}
+
+func printAB(order []*loopResult) {
+	fmt.Printf("A/B, alternating (pi first in odd repetitions, ours first in even ones); ms, median [min – max]:\n")
+	fmt.Printf("  %-20s %5s %5s  %-26s %-28s %9s %9s  %s\n", "scenario", "turns", "calls", "pi", "ours", "ours/pi", "ours−pi", "history per run: events / bytes / workflow tasks / activities / markers / timers")
+	for _, r := range order {
+		p := r.piLoop()
+		h := r.hist[len(r.hist)-1]
+		same := true
+		for _, x := range r.hist {
+			same = same && x.events == h.events && x.wfts == h.wfts
+		}
+		note := ""
+		if !same {
+			note = fmt.Sprintf(" (varies: events %v)", histEvents(r.hist))
+		}
+		fmt.Printf("  %-20s %5d %5d  %-26s %-28s %8.1fx %9.1f  %d / %d / %d / %d / %d / %d%s\n", r.s.Name, r.s.turns, r.s.calls,
+			spread(p, 2), spread(r.ours, 1), float64(median(r.ours))/float64(median(p)), ms(r.delta()),
+			h.events, h.bytes, h.wfts, h.activities, h.markers, h.timers, note)
+	}
+	fmt.Printf("\n  CPU time per run (mean): pi's node process over the timed run; ours: server + worker + client processes\n")
+	for _, r := range order {
+		var piCPU time.Duration
+		for _, p := range r.pi {
+			piCPU += msDuration(p.CPUMs)
+		}
+		fmt.Printf("  %-20s pi %7.1f ms   ours %s\n", r.s.Name, ms(piCPU)/float64(len(r.pi)), meanCPU(r.cpu))
+	}
+	fmt.Printf("\n  pi, not in the timing above:\n")
+	fmt.Printf("  %-20s %-24s %-24s %-24s\n", "scenario", "node startup to ready", "node process wall", "cold run (first in process)")
+	for _, r := range order {
+		var start, wall, cold []time.Duration
+		for _, p := range r.pi {
+			start = append(start, msDuration(p.StartupMs))
+			wall = append(wall, p.process)
+			cold = append(cold, msDuration(p.ColdMs))
+		}
+		fmt.Printf("  %-20s %-24s %-24s %-24s\n", r.s.Name, spread(start, 0), spread(wall, 0), spread(cold, 1))
+	}
+}
+
+func histEvents(h []histStats) []int {
+	var out []int
+	for _, x := range h {
+		out = append(out, x.events)
+	}
+	return out
+}
+
+func spread(d []time.Duration, prec int) string {
+	return fmt.Sprintf("%.*f [%.*f – %.*f]", prec, ms(median(d)), prec, ms(quantile(d, 0)), prec, ms(quantile(d, 1)))
+}
+
+func ratioTarget(r *loopResult, name string, limit float64) target {
+	if r == nil {
+		return target{name: "10x4/100ms " + name[len(name)-3:] + ": ours/pi", goal: fmt.Sprintf("≤ %.2f", limit), skipped: true}
+	}
+	ratio := float64(median(r.ours)) / float64(median(r.piLoop()))
+	return target{
+		name:     "10x4/100ms " + r.s.Name[len(r.s.Name)-3:] + ": ours/pi",
+		goal:     fmt.Sprintf("≤ %.2f", limit),
+		measured: fmt.Sprintf("%.3f (%.0f / %.0f ms)", ratio, ms(median(r.ours)), ms(median(r.piLoop()))),
+		pass:     ratio <= limit,
+	}
+}
+
+// derivePerTurn is the orchestration cost of one model turn: the 11-turn
+// and 1-turn text-only runs differ by 10 model turns and nothing else.
+func derivePerTurn(rs map[string]*loopResult) (time.Duration, bool) {
+	a, b := rs[scElevenTxt], rs[scOneTurn]
+	if a == nil || b == nil {
+		return 0, false
+	}
+	return (a.delta() - b.delta()) / 10, true
+}
+
+// derivePerCall is the orchestration cost of one tool call: the 10x4 run and
+// the 11-turn text-only run both make 11 model calls; the 10x4 run adds 40
+// tool calls.
+func derivePerCall(rs map[string]*loopResult, name string) (time.Duration, bool) {
+	a, b := rs[name], rs[scElevenTxt]
+	if a == nil || b == nil {
+		return 0, false
+	}
+	return (a.delta() - b.delta()) / time.Duration(a.s.calls), true
+}
+
+// batchSpan is, in a one-batch history, the time from the first
+// ExecuteToolCall scheduled to the completion of the workflow task that
+// handled the last tool result.
+func batchSpan(evs []*historypb.HistoryEvent) (time.Duration, bool) {
+	t := newTiming(evs)
+	calls := t.scheduled("ExecuteToolCall")
+	if len(calls) == 0 {
+		return 0, false
+	}
+	start := evs[calls[0]].GetEventTime().AsTime()
+	lastDone := -1
+	for i, ev := range evs {
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && t.actType[a.GetScheduledEventId()] == "ExecuteToolCall" {
+			lastDone = i
+		}
+	}
+	for i := lastDone; i >= 0 && i < len(evs); i++ {
+		if evs[i].GetWorkflowTaskCompletedEventAttributes() != nil {
+			return evs[i].GetEventTime().AsTime().Sub(start), true
+		}
+	}
+	return 0, false
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return "loadavg " + strings.TrimSpace(string(b))
+}
+
+func meanCPU(cs []cpuSample) cpuSample {
+	var t cpuSample
+	for _, c := range cs {
+		t = t.add(c)
+	}
+	return t.div(len(cs))
+}

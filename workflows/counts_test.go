@@ -1,0 +1,227 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+)
+
+// The round trips of the agent loop, counted in history. Every workflow
+// task is a round trip between server and worker (tens of milliseconds on a
+// loaded machine, see go run ./bench loop), and history events are what the
+// server writes and a replay reads, so a change that adds either fails here
+// with exact numbers, however noisy the machine: the counts do not depend
+// on timing (the parallel test fixes the one order that would).
+//
+// A run of T model turns whose first T-1 answers make C tool calls each,
+// with no hooks, records:
+const (
+	// The start: WorkflowExecutionStarted, then the first workflow task
+	// (WorkflowTaskScheduled, WorkflowTaskStarted, WorkflowTaskCompleted),
+	// which runs ResolveRun as a local activity (one MarkerRecorded) and
+	// schedules the first ModelTurn.
+	startEvents = 1 + 3 + 1
+	startWFTs   = 1
+
+	// Each model turn: the ModelTurn activity (ActivityTaskScheduled,
+	// ActivityTaskStarted, ActivityTaskCompleted), then the workflow task
+	// its result wakes (Scheduled, Started, Completed), which prepares the
+	// calls, schedules their executes, or ends the run.
+	modelTurnEvents = 3 + 3
+	modelTurnWFTs   = 1
+
+	// Each tool call whose result reaches the workflow on its own:
+	// PrepareToolCall as a local activity in the workflow task that starts
+	// the call (one MarkerRecorded; no round trip), the ExecuteToolCall
+	// activity (Scheduled, Started, Completed), and the workflow task its
+	// result wakes (Scheduled, Started, Completed). No FinalizeToolCall:
+	// the run has no after hooks.
+	toolCallEvents = 1 + 3 + 3
+	toolCallWFTs   = 1
+
+	// A parallel batch whose results arrive one by one: the workflow task
+	// of the first result holds its tool_execution_end while a sibling
+	// still runs and starts the release timer (TimerStarted); the workflow
+	// task of the last result cancels it (TimerCanceled).
+	parallelBatchEvents = 2
+
+	// The end: WorkflowExecutionCompleted, written with the last workflow
+	// task's completion.
+	endEvents = 1
+)
+
+func TestRoundTripCounts(t *testing.T) {
+	const turns, calls = 4, 2 // 3 turns of 2 tool calls, then a final answer
+	for _, mode := range []agent.ExecutionMode{agent.ExecutionSequential, agent.ExecutionParallel} {
+		t.Run(string(mode), func(t *testing.T) {
+			evs := countsRun(t, mode, turns, calls)
+
+			perTurnEvents := modelTurnEvents + calls*toolCallEvents
+			if mode == agent.ExecutionParallel {
+				perTurnEvents += parallelBatchEvents
+			}
+			perTurnWFTs := modelTurnWFTs + calls*toolCallWFTs
+			wantEvents := startEvents + (turns-1)*perTurnEvents + modelTurnEvents + endEvents
+			wantWFTs := startWFTs + (turns-1)*perTurnWFTs + modelTurnWFTs
+
+			require.Equal(t, wantWFTs, count(evs, enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED), "workflow tasks\n%s", listing(evs))
+			require.Equal(t, wantEvents, len(evs), "history events\n%s", listing(evs))
+
+			// Turn by turn: from one ModelTurn's scheduling to the next.
+			starts := modelTurnStarts(evs)
+			require.Len(t, starts, turns)
+			require.Equal(t, startEvents, starts[0], "events before the first model turn")
+			for i := 0; i+1 < len(starts); i++ {
+				turn := evs[starts[i]:starts[i+1]]
+				require.Equal(t, perTurnEvents, len(turn), "events of turn %d\n%s", i+1, listing(turn))
+				require.Equal(t, perTurnWFTs, count(turn, enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED), "workflow tasks of turn %d", i+1)
+				require.Equal(t, calls, count(turn, enumspb.EVENT_TYPE_MARKER_RECORDED), "local activities of turn %d", i+1)
+				require.Equal(t, 1+calls, count(turn, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), "activities of turn %d", i+1)
+			}
+			last := evs[starts[len(starts)-1]:]
+			require.Equal(t, modelTurnEvents+endEvents, len(last), "events of the final turn\n%s", listing(last))
+		})
+	}
+}
+
+// countsRun runs turns-1 turns of calls 0 ms tool calls and a final answer,
+// and returns the run's history.
+func countsRun(t *testing.T, mode agent.ExecutionMode, turns, calls int) []*historypb.HistoryEvent {
+	var script []llm.ScriptedResponse
+	var names []string
+	for c := 1; c <= calls; c++ {
+		names = append(names, fmt.Sprintf("t%d", c))
+	}
+	for i := 1; i < turns; i++ {
+		var blocks []agent.Content
+		for _, n := range names {
+			blocks = append(blocks, call(fmt.Sprintf("c%d-%s", i, n), n))
+		}
+		script = append(script, answer(blocks...))
+	}
+	script = append(script, answer(text("done")))
+
+	var ts []tools.Tool
+	var c client.Client
+	for i, n := range names {
+		first := i == 0
+		ts = append(ts, tool(n, func(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
+			if mode == agent.ExecutionParallel {
+				if first {
+					// Said to have taken long, the first call cannot end
+					// before its sibling, so no release timer fires
+					// however slow the machine: the batch ends when the
+					// last result arrives.
+					call.ReportDuration(time.Hour)
+				} else {
+					// The later calls return once the workflow has handled
+					// the earlier results, so each result has a workflow
+					// task of its own, as it does when calls take different
+					// times.
+					if err := waitHandled(ctx, c, i); err != nil {
+						return agent.ToolResult{}, err
+					}
+				}
+			}
+			return agent.TextResult(n + " ok"), nil
+		}))
+	}
+	h := newHarness(t, script, ts...)
+	c = h.c
+	in := h.input("go", names...)
+	in.ToolExecution = mode
+	run := h.start(in)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason)
+	require.Equal(t, turns, res.Turns)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hist, err := testenv.History(ctx, h.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	return hist.GetEvents()
+}
+
+// waitHandled waits until the calling run's history shows n more
+// ExecuteToolCall results than the calling call's batch had when it
+// started, each followed by a completed workflow task: in a parallel batch
+// of the harness, call i+1 waits for calls 1..i.
+func waitHandled(ctx context.Context, c client.Client, n int) error {
+	info := activity.GetInfo(ctx)
+	for {
+		hist, err := testenv.History(ctx, c, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+		if err != nil {
+			return err
+		}
+		// The batch's results: ExecuteToolCall completions after the last
+		// ModelTurn completion, and whether a workflow task completed after
+		// the n-th of them.
+		evs := hist.GetEvents()
+		types := map[int64]string{}
+		results, handled := 0, false
+		for _, ev := range evs {
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+				types[ev.GetEventId()] = a.GetActivityType().GetName()
+			}
+			if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
+				switch types[a.GetScheduledEventId()] {
+				case "ModelTurn":
+					results, handled = 0, false
+				case "ExecuteToolCall":
+					results++
+				}
+			}
+			if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && results >= n {
+				handled = true
+			}
+		}
+		if handled {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func modelTurnStarts(evs []*historypb.HistoryEvent) []int {
+	var idx []int
+	for i, ev := range evs {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "ModelTurn" {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func count(evs []*historypb.HistoryEvent, t enumspb.EventType) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.GetEventType() == t {
+			n++
+		}
+	}
+	return n
+}
+
+func listing(evs []*historypb.HistoryEvent) string {
+	var s string
+	for _, ev := range evs {
+		s += fmt.Sprintf("  %d %s\n", ev.GetEventId(), ev.GetEventType())
+	}
+	return s
+}
