@@ -35,6 +35,10 @@ type Activities struct {
 	// none.
 	DefaultWorkspace string
 
+	// SearchAttributes is set by the worker when the namespace has the
+	// agent search attributes (AgentStatus, AgentModel, AgentTurns,
+	// AgentCost); upserting unknown ones would fail workflow tasks.
+	SearchAttributes bool
 	// NoContextCache makes every model turn read its context prefix with
 	// the context Query, as a worker that never ran the run before does.
 	NoContextCache bool
@@ -73,11 +77,12 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 	if err := a.Hooks.Check(in.BeforeToolCall, in.AfterToolCall); err != nil {
 		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownHook, nil)
 	}
-	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs))}
+	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs)), SearchAttributes: a.SearchAttributes}
 	for _, d := range defs {
 		out.Tools = append(out.Tools, ToolInfo{
 			Name:          d.Name,
 			ExecutionMode: d.ExecutionMode,
+			ReadOnly:      d.ReadOnly,
 			Timeout:       d.Durability.Timeout,
 			MaxAttempts:   d.Durability.MaxAttempts,
 		})

@@ -77,8 +77,9 @@ func (c *contextCache) put(run string, t *agent.Transcript, size int) {
 // loadContext rebuilds the context a model turn must send: the verified
 // prefix from the cache or from QueryContext pages, then the delta.
 func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (*agent.Transcript, error) {
-	info := activity.GetInfo(ctx)
-	run := info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
+	// Keyed by workflow id: a session that continued as new keeps its
+	// transcript, and the hash tells a stale entry from a good one.
+	run := activity.GetInfo(ctx).WorkflowExecution.ID
 	var t *agent.Transcript
 	if ref.BaseLen == 0 {
 		t = agent.NewTranscript(ref.SystemPrompt)
@@ -130,9 +131,21 @@ func (a *Activities) fetchContext(ctx context.Context, n int) (*agent.Transcript
 	return t, nil
 }
 
+// LoadContext reads one page of a workflow run's context with the context
+// Query; that run may be closed (the query replays it).
+func (a *Activities) LoadContext(ctx context.Context, in LoadContextInput) (ContextPage, error) {
+	resp, err := a.Client.QueryWorkflow(ctx, in.WorkflowID, in.RunID, QueryContext, ContextQuery{From: in.From, To: in.To})
+	if err != nil {
+		return ContextPage{}, fmt.Errorf("query context of %s: %w", in.WorkflowID, err)
+	}
+	var page ContextPage
+	if err := resp.Get(&page); err != nil {
+		return ContextPage{}, fmt.Errorf("decode context page: %w", err)
+	}
+	return page, nil
+}
+
 // remember caches the context as it stands after a model turn.
 func (a *Activities) remember(ctx context.Context, t *agent.Transcript) {
-	info := activity.GetInfo(ctx)
-	run := info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
-	a.contexts.put(run, t, t.Size())
+	a.contexts.put(activity.GetInfo(ctx).WorkflowExecution.ID, t, t.Size())
 }

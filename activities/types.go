@@ -39,6 +39,7 @@ type ResolveRunInput struct {
 type ToolInfo struct {
 	Name          string              `json:"name"`
 	ExecutionMode agent.ExecutionMode `json:"executionMode,omitempty"`
+	ReadOnly      bool                `json:"readOnly,omitempty"`
 	Timeout       time.Duration       `json:"timeout,omitempty"`
 	MaxAttempts   int                 `json:"maxAttempts,omitempty"`
 }
@@ -46,6 +47,9 @@ type ToolInfo struct {
 // ResolveRunOutput lists the run's tools in input order.
 type ResolveRunOutput struct {
 	Tools []ToolInfo `json:"tools"`
+	// SearchAttributes is set when the worker found the agent search
+	// attributes registered, so the workflow may upsert them.
+	SearchAttributes bool `json:"searchAttributes,omitempty"`
 }
 
 // ContextRef tells the model-turn activity which context to send: the first
@@ -88,6 +92,15 @@ type ContextPage struct {
 	Messages     []agent.Message `json:"messages"`
 	Next         int             `json:"next"`
 	Total        int             `json:"total"`
+}
+
+// LoadContextInput asks for messages [From, To) of another run's context:
+// a session that continued as new reads a long transcript back this way.
+type LoadContextInput struct {
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+	From       int    `json:"from"`
+	To         int    `json:"to"`
 }
 
 // PrepareInput is one call to prepare: prepareArguments, validation and the

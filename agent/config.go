@@ -59,6 +59,8 @@ type LoopConfig struct {
 	BeforeToolCall []string  `json:"beforeToolCall,omitempty"`
 	AfterToolCall  []string  `json:"afterToolCall,omitempty"`
 	StopAfterTurn  *StopRule `json:"stopAfterTurn,omitempty"`
+	// Approval names the tool calls that wait for a person.
+	Approval *ApprovalPolicy `json:"approval,omitempty"`
 	// Workspace is the directory file tools work in, on the tool worker.
 	Workspace string `json:"workspace,omitempty"`
 	// ToolTaskQueue routes tool executions to workers pinned to the machine
@@ -92,6 +94,9 @@ func (c *LoopConfig) Normalize() error {
 	}
 	if c.StopAfterTurn != nil && c.StopAfterTurn.Turns < 0 {
 		errs = append(errs, errors.New("stopAfterTurn.turns must not be negative"))
+	}
+	if err := c.Approval.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	seen := map[string]bool{}
 	for _, t := range c.Tools {

@@ -48,6 +48,8 @@ type Event struct {
 	// Time is when the worker saw a live message_update's delta, in Unix
 	// milliseconds (not a pi field).
 	Time int64 `json:"time,omitempty"`
+	// Approval is the payload of approval events.
+	Approval *ApprovalInfo `json:"approval,omitempty"`
 }
 
 // MarshalJSON writes the event in pi's shape for its type, plus seq.
@@ -85,6 +87,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventToolExecutionEnd:
 		out["toolCallId"], out["toolName"] = e.ToolCallID, e.ToolName
 		out["result"], out["isError"] = e.Result, e.IsError
+	case EventApprovalRequest, EventApprovalDecision:
+		out["toolCallId"], out["toolName"], out["approval"] = e.ToolCallID, e.ToolName, e.Approval
+		if e.Type == EventApprovalRequest {
+			out["args"] = args
+		}
 	default:
 		type plain Event
 		return json.Marshal(plain(e))

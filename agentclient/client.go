@@ -31,33 +31,10 @@ var PollInterval = 100 * time.Millisecond
 
 // Follow calls fn for every event of a run after sequence number after, as
 // they are recorded, until the run has ended and every event was seen. An
-// empty runID follows the latest run of the workflow id.
+// empty runID follows the latest run of the workflow id; a session that
+// continues as new is followed into its next run, without a gap.
 func Follow(ctx context.Context, c client.Client, workflowID, runID string, after int64, fn func(agent.Event)) error {
-	for {
-		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
-		if err != nil {
-			return fmt.Errorf("query events of %s: %w", workflowID, err)
-		}
-		var page workflows.EventsPage
-		if err := resp.Get(&page); err != nil {
-			return fmt.Errorf("decode events: %w", err)
-		}
-		for _, e := range page.Events {
-			fn(e)
-			after = e.Seq
-		}
-		if page.Done && after >= page.Last {
-			return nil
-		}
-		if len(page.Events) > 0 && after < page.Last {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(PollInterval):
-		}
-	}
+	return Watch(ctx, c, workflowID, runID, WatchOptions{After: after}, fn)
 }
 
 // Steer queues a steering message and returns the queue length.

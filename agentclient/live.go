@@ -47,12 +47,22 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 		if err := resp.Get(&page); err != nil {
 			return fmt.Errorf("decode events: %w", err)
 		}
+		if page.First > w.after+1 && page.PreviousRunID != "" {
+			// The events we still need are in an earlier run.
+			runID = page.PreviousRunID
+			continue
+		}
 		for _, e := range page.Events {
 			w.durable(e)
 			fn(e)
 		}
 		if page.Done && w.after >= page.Last {
-			return nil
+			if !page.ContinuedAsNew {
+				return nil
+			}
+			// A session continued as new: its log goes on in the latest run.
+			runID = ""
+			continue
 		}
 		if len(page.Events) > 0 && w.after < page.Last {
 			continue

@@ -45,6 +45,7 @@ func NewFindTool(opts ReadOptions) *FindTool {
 		Description:   renderText(findDescription, data),
 		Parameters:    paramsSchema(FindParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
+		ReadOnly:      true,
 	}}
 }
 

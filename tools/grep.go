@@ -53,6 +53,7 @@ func NewGrepTool(opts ReadOptions) *GrepTool {
 		Description:   renderText(grepDescription, data),
 		Parameters:    paramsSchema(GrepParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
+		ReadOnly:      true,
 	}}
 }
 

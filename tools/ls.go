@@ -44,6 +44,7 @@ func NewLsTool(opts ReadOptions) *LsTool {
 		Description:   renderText(lsDescription, data),
 		Parameters:    paramsSchema(LsParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
+		ReadOnly:      true,
 	}}
 }
 

@@ -55,6 +55,7 @@ func NewReadTool(opts ReadOptions) *ReadTool {
 		Description:   renderText(readDescription, data),
 		Parameters:    paramsSchema(ReadParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
+		ReadOnly:      true,
 	}}
 }
 

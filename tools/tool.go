@@ -26,6 +26,9 @@ type Definition struct {
 	// ExecutionMode sequential makes every batch holding this tool run
 	// sequentially; empty means parallel.
 	ExecutionMode agent.ExecutionMode `json:"executionMode,omitempty"`
+	// ReadOnly tools change nothing; an approval policy for mutating
+	// tools lets them through.
+	ReadOnly bool `json:"readOnly,omitempty"`
 	// Durability says how Temporal runs the tool's ExecuteToolCall activity.
 	Durability Durability `json:"durability,omitempty"`
 }

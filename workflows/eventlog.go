@@ -16,13 +16,21 @@ type EventsQuery struct {
 	Limit int   `json:"limit,omitempty"`
 }
 
-// EventsPage is one answer of QueryEvents. Last is the sequence number of the
-// newest event in the log; Done is set once the run has ended, so a reader
-// that has seen Last can stop.
+// EventsPage is one answer of QueryEvents. First and Last are the sequence
+// numbers of the oldest and newest events this workflow run holds (a
+// session's earlier events are in the runs before a continue-as-new); Done
+// is set once the run has ended, so a reader that has seen Last can stop.
+// ContinuedAsNew says the events go on in the next run of the same workflow
+// id, numbered from Last+1.
 type EventsPage struct {
-	Events []agent.Event `json:"events"`
-	Last   int64         `json:"last"`
-	Done   bool          `json:"done"`
+	Events         []agent.Event `json:"events"`
+	First          int64         `json:"first"`
+	Last           int64         `json:"last"`
+	Done           bool          `json:"done"`
+	ContinuedAsNew bool          `json:"continuedAsNew,omitempty"`
+	// PreviousRunID is the run this one continued, which holds the events
+	// before First.
+	PreviousRunID string `json:"previousRunId,omitempty"`
 }
 
 // eventLog is the run's durable event log: every pi event but message_update,

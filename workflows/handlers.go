@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -24,21 +25,30 @@ type AbortStatus struct {
 
 // RunState answers QueryState.
 type RunState struct {
-	Status           string           `json:"status"`
-	Turn             int              `json:"turn"`
-	PendingToolCalls []string         `json:"pendingToolCalls"`
-	Steering         []agent.Message  `json:"steering"`
-	FollowUps        []agent.Message  `json:"followUps"`
-	Aborted          bool             `json:"aborted,omitempty"`
-	AbortReason      string           `json:"abortReason,omitempty"`
-	Messages         int              `json:"messages"`
-	LastEvent        int64            `json:"lastEvent"`
-	StopReason       agent.StopReason `json:"stopReason,omitempty"`
-	Usage            agent.Usage      `json:"usage"`
+	Status           string            `json:"status"`
+	Turn             int               `json:"turn"`
+	PendingToolCalls []string          `json:"pendingToolCalls"`
+	Steering         []agent.Message   `json:"steering"`
+	FollowUps        []agent.Message   `json:"followUps"`
+	Aborted          bool              `json:"aborted,omitempty"`
+	AbortReason      string            `json:"abortReason,omitempty"`
+	Messages         int               `json:"messages"`
+	LastEvent        int64             `json:"lastEvent"`
+	StopReason       agent.StopReason  `json:"stopReason,omitempty"`
+	Usage            agent.Usage       `json:"usage"`
+	PendingApprovals []PendingApproval `json:"pendingApprovals"`
+	// AllowedTools are tools a person allowed for the rest of the session.
+	AllowedTools []string `json:"allowedTools,omitempty"`
+	// Model and the settings below are those the next run uses.
+	Model         agent.ModelRef      `json:"model"`
+	ThinkingLevel string              `json:"thinkingLevel"`
+	ToolExecution agent.ExecutionMode `json:"toolExecution"`
+	SteeringMode  agent.QueueMode     `json:"steeringMode"`
+	FollowUpMode  agent.QueueMode     `json:"followUpMode"`
 }
 
 type signalChannels struct {
-	steer, followUp, abort, toolUpdate, toolQueue workflow.ReceiveChannel
+	steer, followUp, abort, approve, prompt, toolUpdate, toolQueue workflow.ReceiveChannel
 }
 
 // registerHandlers installs the Updates, Signals and Queries before the run
@@ -48,6 +58,8 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 		steer:      workflow.GetSignalChannel(ctx, SignalSteer),
 		followUp:   workflow.GetSignalChannel(ctx, SignalFollowUp),
 		abort:      workflow.GetSignalChannel(ctx, SignalAbort),
+		approve:    workflow.GetSignalChannel(ctx, SignalApprove),
+		prompt:     workflow.GetSignalChannel(ctx, SignalPrompt),
 		toolUpdate: workflow.GetSignalChannel(ctx, SignalToolUpdate),
 		toolQueue:  workflow.GetSignalChannel(ctx, activities.SignalToolQueue),
 	}
@@ -82,8 +94,24 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
+		func(_ workflow.Context, r ApproveRequest) (ApprovalStatus, error) {
+			l.decide(r)
+			return ApprovalStatus{Pending: len(l.pendingApprovals())}, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, r ApproveRequest) error { return l.checkApproval(r) }},
+	); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {
-		return EventsPage{Events: l.events.page(q), Last: l.events.last(), Done: l.status == statusEnded || l.status == statusFailed}, nil
+		return EventsPage{
+			Events:         l.events.page(q),
+			First:          l.events.first,
+			Last:           l.events.last(),
+			Done:           l.status == statusEnded || l.status == statusFailed || l.status == statusContinued,
+			ContinuedAsNew: l.status == statusContinued,
+			PreviousRunID:  workflow.GetInfo(ctx).ContinuedExecutionRunID,
+		}, nil
 	}); err != nil {
 		return err
 	}
@@ -114,6 +142,25 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 		if c.ReceiveAsync(&r) {
 			l.abort(abortReason(r.Reason))
 		}
+	})
+	if l.promptSignal != nil {
+		s.AddReceive(l.signals.prompt, func(c workflow.ReceiveChannel, _ bool) {
+			var r PromptRequest
+			if c.ReceiveAsync(&r) {
+				l.promptSignal(r)
+			}
+		})
+	}
+	s.AddReceive(l.signals.approve, func(c workflow.ReceiveChannel, _ bool) {
+		var r ApproveRequest
+		if !c.ReceiveAsync(&r) {
+			return
+		}
+		if err := l.checkApproval(r); err != nil {
+			workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid approve signal", "Error", err)
+			return
+		}
+		l.decide(r)
 	})
 	s.AddReceive(l.signals.toolUpdate, func(c workflow.ReceiveChannel, _ bool) {
 		var u activities.ToolUpdate
@@ -227,7 +274,35 @@ func (l *loop) state() RunState {
 		LastEvent:        l.events.last(),
 		StopReason:       l.stopReason,
 		Usage:            l.usage,
+		PendingApprovals: l.pendingApprovals(),
+		AllowedTools:     sortedKeys(l.allowed),
+		Model:            l.settings.Model,
+		ThinkingLevel:    thinkingLevel(l.settings.ModelOptions.Reasoning),
+		ToolExecution:    l.settings.ToolExecution,
+		SteeringMode:     l.steering.mode,
+		FollowUpMode:     l.followUps.mode,
 	}
+}
+
+// ApprovalStatus answers an approve Update: how many calls still wait.
+type ApprovalStatus struct {
+	Pending int `json:"pending"`
+}
+
+func thinkingLevel(reasoning string) string {
+	if reasoning == "" {
+		return "off"
+	}
+	return reasoning
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // maxContextPageBytes bounds one QueryContext answer.

@@ -144,9 +144,13 @@ func text(s string) agent.Content { return agent.Text(s) }
 
 func call(id, name string) agent.Content { return agent.ToolCall(id, name, map[string]any{}) }
 
-func answer(blocks ...agent.Content) llm.ScriptedResponse { return llm.ScriptedResponse{Content: blocks} }
+func answer(blocks ...agent.Content) llm.ScriptedResponse {
+	return llm.ScriptedResponse{Content: blocks}
+}
 
-func lastMessage(res workflows.AgentLoopResult) agent.Message { return res.Messages[len(res.Messages)-1] }
+func lastMessage(res workflows.AgentLoopResult) agent.Message {
+	return res.Messages[len(res.Messages)-1]
+}
 
 func suffix() string {
 	b := make([]byte, 6)

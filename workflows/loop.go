@@ -72,6 +72,7 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 	}
 	l.beginRun()
 	l.run(ctx, prompts, false)
+	l.setStatus(ctx, statusEnded)
 	return l.finish(ctx)
 }
 
@@ -93,6 +94,7 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	for _, t := range resolved.Tools {
 		l.tools[t.Name] = t
 	}
+	l.searchAttributes = resolved.SearchAttributes
 	return nil
 }
 
@@ -143,52 +145,70 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 	return prompts, errors.Join(errs...)
 }
 
+// PausedRun is where a run stands between two turns: the messages the last
+// poll took, whether the last batch asked for more, and the turns counted
+// for the stop rule. A session carries it across continue-as-new.
+type PausedRun struct {
+	FirstTurn        bool            `json:"firstTurn,omitempty"`
+	Pending          []agent.Message `json:"pending,omitempty"`
+	HasMoreToolCalls bool            `json:"hasMoreToolCalls,omitempty"`
+	NormalTurns      int             `json:"normalTurns,omitempty"`
+}
+
 // run is pi's runAgentLoop (runAgentLoopContinue without prompts) and
 // runLoop: the two nested loops. skipSteeringPoll skips the initial
 // steering poll, as pi's Agent.continue does when it runs drained steering
-// messages as prompts.
-func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPoll bool) {
-	l.status = statusRunning
+// messages as prompts. It returns the run's state when l.suspend stopped it
+// between two turns, nil when the run ended.
+func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPoll bool) *PausedRun {
+	l.setStatus(ctx, statusRunning)
 	l.emit(agent.Event{Type: agent.EventAgentStart})
 	l.emit(agent.Event{Type: agent.EventTurnStart})
 	for _, p := range prompts {
 		l.emitMessage(p)
 		l.push(p)
 	}
-
-	firstTurn := true
+	rs := PausedRun{FirstTurn: true, HasMoreToolCalls: true}
 	l.drainSignals(ctx)
-	var pending []agent.Message
 	if !skipSteeringPoll {
-		pending = l.steering.drain()
+		rs.Pending = l.steering.drain()
 	}
+	return l.runLoop(ctx, rs)
+}
+
+// runLoop is pi's runLoop from a given state.
+func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
+	l.normalTurns = rs.NormalTurns
 	for {
-		hasMoreToolCalls := true
-		for hasMoreToolCalls || len(pending) > 0 {
-			if !firstTurn {
+		for rs.HasMoreToolCalls || len(rs.Pending) > 0 {
+			if !rs.FirstTurn && l.suspend != nil && l.suspend() {
+				rs.NormalTurns = l.normalTurns
+				return &rs
+			}
+			if !rs.FirstTurn {
 				l.emit(agent.Event{Type: agent.EventTurnStart})
 			}
-			firstTurn = false
+			rs.FirstTurn = false
 			l.turn++
-			for _, m := range pending {
+			for _, m := range rs.Pending {
 				l.emitMessage(m)
 				l.push(m)
 			}
-			pending = nil
+			rs.Pending = nil
 
 			msg := l.modelTurn(ctx)
 			if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
 				l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
 				l.end(msg)
-				return
+				return nil
 			}
 
 			var results []agent.Message
-			hasMoreToolCalls = false
+			rs.HasMoreToolCalls = false
 			if calls := msg.ToolCalls(); len(calls) > 0 {
 				batch := l.executeToolCalls(ctx, calls)
 				results = batch.messages
-				hasMoreToolCalls = !batch.terminate
+				rs.HasMoreToolCalls = !batch.terminate
 				for _, r := range results {
 					l.push(r)
 				}
@@ -198,25 +218,25 @@ func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPo
 			l.normalTurns++
 			if l.cfg.StopAfterTurn != nil && l.cfg.StopAfterTurn.Turns > 0 && l.normalTurns >= l.cfg.StopAfterTurn.Turns {
 				l.end(msg)
-				return
+				return nil
 			}
 			l.drainSignals(ctx)
-			pending = l.steering.drain()
+			rs.Pending = l.steering.drain()
 		}
 		l.drainSignals(ctx)
-		if followUps := l.followUps.drain(); len(followUps) > 0 {
-			pending = followUps
-			continue
+		followUps := l.followUps.drain()
+		if len(followUps) == 0 {
+			break
 		}
-		break
+		rs.Pending, rs.HasMoreToolCalls = followUps, true
 	}
 	l.end(l.lastAssistant)
+	return nil
 }
 
 // end emits agent_end and records how the run stopped.
 func (l *loop) end(last agent.Message) {
 	l.emit(agent.Event{Type: agent.EventAgentEnd, Messages: l.newMessages()})
-	l.status = statusEnded
 	l.stopReason = last.StopReason
 	l.errorMessage = last.ErrorMessage
 }

@@ -12,6 +12,24 @@ const (
 	TaskQueue = "agent-loop"
 	// AgentLoopWorkflow is the workflow type of one agent run.
 	AgentLoopWorkflow = "AgentLoop"
+	// SessionWorkflow is the workflow type of a session (pi's Agent): one
+	// transcript, a run per prompt, idle in between.
+	SessionWorkflow = "AgentSession"
+
+	// Session Updates: prompt and continue start a run (refused while one
+	// is active, with pi's texts), reset clears the transcript, the setters
+	// change what the next run uses (queue modes at once).
+	UpdatePrompt           = "prompt"
+	UpdateContinue         = "continue"
+	UpdateReset            = "reset"
+	UpdateSetModel         = "setModel"
+	UpdateSetThinkingLevel = "setThinkingLevel"
+	UpdateSetSteeringMode  = "setSteeringMode"
+	UpdateSetFollowUpMode  = "setFollowUpMode"
+	UpdateSetToolExecution = "setToolExecution"
+	// SignalPrompt is the prompt Update's Signal twin; while a run is
+	// active the prompt waits as a follow-up instead of being refused.
+	SignalPrompt = "prompt"
 
 	// UpdateSteer queues a steering message; it is injected after the
 	// current turn (pi's agent.steer). Its Signal twin is SignalSteer.
@@ -23,11 +41,17 @@ const (
 	// are cancelled and the next model turn ends as aborted.
 	UpdateAbort = "abort"
 
-	// SignalSteer, SignalFollowUp and SignalAbort are the Signal twins of
-	// the Updates, for clients that cannot wait for an Update's result.
+	// UpdateApprove answers a tool call waiting for a person (see the
+	// approval policy): allow, deny with a reason, or always.
+	UpdateApprove = "approve"
+
+	// SignalSteer, SignalFollowUp, SignalAbort and SignalApprove are the
+	// Signal twins of the Updates, for clients that cannot wait for an
+	// Update's result. An invalid one is logged and dropped.
 	SignalSteer    = activities.SignalSteer
 	SignalFollowUp = activities.SignalFollowUp
 	SignalAbort    = activities.SignalAbort
+	SignalApprove  = "approve"
 	// SignalToolUpdate carries a running tool's partial results from the
 	// ExecuteToolCall activity.
 	SignalToolUpdate = activities.SignalToolUpdate

@@ -12,6 +12,7 @@ import (
 // Register registers the agent loop workflow and its activities on a worker.
 func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: AgentLoopWorkflow})
+	w.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow})
 	w.RegisterActivity(acts)
 }
 

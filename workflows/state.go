@@ -15,14 +15,6 @@ import (
 // registers a real *activities.Activities.
 var a *activities.Activities
 
-// Run statuses reported by QueryState.
-const (
-	statusStarting = "starting"
-	statusRunning  = "running"
-	statusEnded    = "ended"
-	statusFailed   = "failed"
-)
-
 // maxResultBytes bounds the messages in the workflow result, which must stay
 // under Temporal's 2 MB payload limit.
 const maxResultBytes = 1 << 20
@@ -30,8 +22,11 @@ const maxResultBytes = 1 << 20
 // loop is the state of the agent loop, shared by the main coroutine and the
 // handlers: one run for AgentLoop, a sequence of runs for Session.
 type loop struct {
-	cfg   agent.LoopConfig
-	tools map[string]activities.ToolInfo
+	// cfg is the configuration of the run in progress; settings is what
+	// the next run will use (a session's setters change it between runs).
+	cfg      agent.LoopConfig
+	settings agent.LoopConfig
+	tools    map[string]activities.ToolInfo
 
 	context *agent.Transcript
 	// runStart is where the current run's new messages begin in the
@@ -68,11 +63,27 @@ type loop struct {
 	signals signalChannels
 	// batch is the parallel tool batch in flight, if any.
 	batch *batch
+
+	// approvals are the calls waiting for (or just decided by) a person,
+	// by tool call id, in request order; allowed are the tools a person
+	// allowed for the rest of the session. wake tells the main coroutine
+	// that an Update handler decided something.
+	approvals        map[string]*approval
+	approvalOrder    []string
+	allowed          map[string]bool
+	wake             workflow.Channel
+	searchAttributes bool
+	// suspend, when set, is asked between two turns whether the run should
+	// stop there to continue as new (sessions only).
+	suspend func() bool
+	// promptSignal handles the prompt Signal (sessions only).
+	promptSignal func(PromptRequest)
 }
 
 func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Message) *loop {
 	l := &loop{
 		cfg:       cfg,
+		settings:  cfg,
 		tools:     map[string]activities.ToolInfo{},
 		context:   agent.NewTranscript(cfg.SystemPrompt),
 		steering:  queue{mode: cfg.SteeringMode},
@@ -80,6 +91,9 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 		events:    eventLog{first: 1},
 		status:    statusStarting,
 		rawArgs:   map[string]map[string]any{},
+		approvals: map[string]*approval{},
+		allowed:   map[string]bool{},
+		wake:      workflow.NewBufferedChannel(ctx, 1),
 	}
 	l.context.Append(messages...)
 	l.rootCtx = ctx
@@ -134,6 +148,7 @@ func (l *loop) abort(reason string) {
 	l.aborted = true
 	l.abortReason = reason
 	l.cancelAbort()
+	l.wake.SendAsync(struct{}{}) // a wait for approvals ends at once
 }
 
 // finish drains handlers and builds the result. A run cancelled from the CLI

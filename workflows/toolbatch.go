@@ -41,6 +41,15 @@ func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) to
 	for _, call := range calls {
 		l.startCall(call)
 		prep := l.prepare(ctx, call)
+		if !prep.Immediate {
+			if reason := l.needsApproval(call); reason != "" {
+				l.requestApproval(ctx, call, reason)
+				l.awaitApprovals(ctx, []string{call.ID})
+				if denied, result := l.takeApproval(call.ID); denied {
+					prep.Immediate, prep.IsError, prep.Result = true, true, result
+				}
+			}
+		}
 		fin := finalized{call: call, result: prep.Result, isError: prep.IsError}
 		if !prep.Immediate {
 			exec := l.execute(ctx, call, prep.Args)
@@ -59,9 +68,15 @@ func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) to
 // validation and before hooks in order), then runs every prepared call's
 // execute and finalize concurrently. Each tool_execution_end is emitted as
 // its call finishes; result messages follow in call order once all have.
+//
+// Calls that need a person ask during preparation without waiting, so
+// several approvals can be pending at once; executions start, as in pi,
+// only when preparation is over, that is when every approval is decided.
+// A denied call ends then, in call order.
 func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) toolBatch {
 	done := make([]*finalized, len(calls))
 	prepared := make([]preparedCall, 0, len(calls))
+	var asking []string
 	for i, call := range calls {
 		l.startCall(call)
 		prep := l.prepare(ctx, call)
@@ -71,7 +86,25 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 			done[i] = &fin
 			continue
 		}
+		if reason := l.needsApproval(call); reason != "" {
+			l.requestApproval(ctx, call, reason)
+			asking = append(asking, call.ID)
+		}
 		prepared = append(prepared, preparedCall{index: i, call: call, args: prep.Args})
+	}
+	if len(asking) > 0 {
+		l.awaitApprovals(ctx, asking)
+		allowed := prepared[:0]
+		for _, p := range prepared {
+			if denied, result := l.takeApproval(p.call.ID); denied {
+				fin := finalized{call: p.call, result: result, isError: true}
+				l.endCall(fin)
+				done[p.index] = &fin
+				continue
+			}
+			allowed = append(allowed, p)
+		}
+		prepared = allowed
 	}
 	l.runConcurrently(ctx, prepared, done)
 

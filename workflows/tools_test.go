@@ -101,7 +101,9 @@ func TestModelTurnReadsContextByQueryOnCacheMiss(t *testing.T) {
 		answer(text("one"), call("c1", "echo")),
 		answer(text("two"), call("c2", "echo")),
 		answer(text("three")),
-	}, tool("echo", func(_ context.Context, c tools.Call) (agent.ToolResult, error) { return agent.TextResult("echo " + c.ID), nil }))
+	}, tool("echo", func(_ context.Context, c tools.Call) (agent.ToolResult, error) {
+		return agent.TextResult("echo " + c.ID), nil
+	}))
 	h.acts.NoContextCache = true
 	in := h.input("go", "echo")
 	in.SystemPrompt = "be brief"

@@ -1,0 +1,239 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// pi's error texts for a session that is busy or cannot continue.
+const (
+	errBusyPrompt     = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+	errBusyContinue   = "Agent is already processing. Wait for completion before continuing."
+	errNothingToRun   = "No messages to continue from"
+	errAssistantTail  = "Cannot continue from message role: assistant"
+	errBusyReset      = "the session is running: abort it and wait for it to end before reset"
+	thinkingLevelsSet = "off, minimal, low, medium, high or xhigh"
+)
+
+// PromptRequest starts a run: Text becomes one user message with Images
+// after it, as pi's Agent.prompt(text, images) does; Messages are sent as
+// they are.
+type PromptRequest struct {
+	Text     string          `json:"text,omitempty"`
+	Images   []agent.Content `json:"images,omitempty"`
+	Messages []agent.Message `json:"messages,omitempty"`
+}
+
+// RunStatus answers prompt and continue: the run's number in the session,
+// and the sequence number of the last event before it, to follow from.
+type RunStatus struct {
+	Run   int   `json:"run"`
+	After int64 `json:"after"`
+}
+
+// SettingRequest is the argument of the setters: Model for setModel,
+// Level for setThinkingLevel, Mode for the mode setters.
+type SettingRequest struct {
+	Model *agent.ModelRef `json:"model,omitempty"`
+	Level string          `json:"level,omitempty"`
+	Mode  string          `json:"mode,omitempty"`
+}
+
+func (s *session) registerSessionHandlers(ctx workflow.Context) error {
+	s.promptSignal = func(r PromptRequest) {
+		msgs, err := s.promptMessages(ctx, r)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("Dropped an invalid prompt signal", "Error", err)
+			return
+		}
+		if s.busy() {
+			// A Signal cannot be refused: rather than lose the prompt,
+			// it waits as a follow-up, which is what pi advises.
+			for _, m := range msgs {
+				s.followUps.push(m)
+			}
+			return
+		}
+		s.startRun(&NextRun{Prompts: msgs})
+	}
+	type update struct {
+		name     string
+		handler  any
+		validate any
+	}
+	updates := []update{
+		{UpdatePrompt, s.prompt, func(ctx workflow.Context, r PromptRequest) error {
+			if s.busy() {
+				return errors.New(errBusyPrompt)
+			}
+			_, err := s.promptMessages(ctx, r)
+			return err
+		}},
+		{UpdateContinue, s.continueRun, func(workflow.Context) error { return s.checkContinue() }},
+		{UpdateReset, s.reset, func(workflow.Context) error {
+			if s.busy() {
+				return errors.New(errBusyReset)
+			}
+			return nil
+		}},
+		{UpdateSetModel, s.setModel, func(_ workflow.Context, r SettingRequest) error {
+			if r.Model == nil || r.Model.Provider == "" || r.Model.ID == "" {
+				return errors.New(`want {"model": {"provider": "...", "id": "..."}}`)
+			}
+			return nil
+		}},
+		{UpdateSetThinkingLevel, s.setThinkingLevel, func(_ workflow.Context, r SettingRequest) error {
+			switch r.Level {
+			case "off", "minimal", "low", "medium", "high", "xhigh":
+				return nil
+			}
+			return fmt.Errorf("level %q: want %s", r.Level, thinkingLevelsSet)
+		}},
+		{UpdateSetSteeringMode, s.setSteeringMode, checkQueueMode},
+		{UpdateSetFollowUpMode, s.setFollowUpMode, checkQueueMode},
+		{UpdateSetToolExecution, s.setToolExecution, func(_ workflow.Context, r SettingRequest) error {
+			if m := agent.ExecutionMode(r.Mode); m != agent.ExecutionParallel && m != agent.ExecutionSequential {
+				return fmt.Errorf("mode %q: want parallel or sequential", r.Mode)
+			}
+			return nil
+		}},
+	}
+	for _, u := range updates {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler,
+			workflow.UpdateHandlerOptions{Validator: u.validate}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkQueueMode(_ workflow.Context, r SettingRequest) error {
+	if m := agent.QueueMode(r.Mode); m != agent.QueueOneAtATime && m != agent.QueueAll {
+		return fmt.Errorf("mode %q: want one-at-a-time or all", r.Mode)
+	}
+	return nil
+}
+
+// promptMessages builds a prompt's messages, as pi's Agent.prompt does.
+func (s *session) promptMessages(ctx workflow.Context, r PromptRequest) ([]agent.Message, error) {
+	now := workflow.Now(ctx).UnixMilli()
+	msgs := append([]agent.Message(nil), r.Messages...)
+	if r.Text != "" || len(r.Images) > 0 {
+		m := agent.UserText(r.Text, now)
+		m.Content = append(m.Content, r.Images...)
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 {
+		return nil, errors.New(`prompt is empty: send {"text": "your prompt"}`)
+	}
+	for i := range msgs {
+		if msgs[i].Timestamp == 0 {
+			msgs[i].Timestamp = now
+		}
+		if err := msgs[i].Validate(); err != nil {
+			return nil, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+	}
+	return msgs, nil
+}
+
+func (s *session) prompt(ctx workflow.Context, r PromptRequest) (RunStatus, error) {
+	msgs, err := s.promptMessages(ctx, r)
+	if err != nil {
+		return RunStatus{}, err
+	}
+	return s.startRun(&NextRun{Prompts: msgs}), nil
+}
+
+// checkContinue is pi's Agent.continue checks, without draining.
+func (s *session) checkContinue() error {
+	if s.busy() {
+		return errors.New(errBusyContinue)
+	}
+	if s.context.Len() == 0 {
+		return errors.New(errNothingToRun)
+	}
+	if s.context.Messages[s.context.Len()-1].Role == agent.RoleAssistant &&
+		len(s.steering.items) == 0 && len(s.followUps.items) == 0 {
+		return errors.New(errAssistantTail)
+	}
+	return nil
+}
+
+// continueRun is pi's Agent.continue: from an assistant tail it runs queued
+// steering (skipping the first steering poll, so one-at-a-time holds) or
+// else follow-ups as prompts; otherwise it continues the transcript.
+func (s *session) continueRun(workflow.Context) (RunStatus, error) {
+	if err := s.checkContinue(); err != nil {
+		return RunStatus{}, err
+	}
+	if s.context.Messages[s.context.Len()-1].Role != agent.RoleAssistant {
+		return s.startRun(&NextRun{}), nil
+	}
+	if steering := s.steering.drain(); len(steering) > 0 {
+		return s.startRun(&NextRun{Prompts: steering, SkipSteeringPoll: true}), nil
+	}
+	return s.startRun(&NextRun{Prompts: s.followUps.drain()}), nil
+}
+
+func (s *session) startRun(next *NextRun) RunStatus {
+	s.next = next
+	s.runs++
+	s.wake.SendAsync(struct{}{})
+	return RunStatus{Run: s.runs, After: s.events.last()}
+}
+
+// reset is pi's Agent.reset: transcript and queues are cleared.
+func (s *session) reset(workflow.Context) error {
+	if s.busy() {
+		return errors.New(errBusyReset)
+	}
+	s.context = agent.NewTranscript(s.settings.SystemPrompt)
+	s.modelBase, s.runStart = 0, 0
+	s.steering.items, s.followUps.items = nil, nil
+	s.stopReason, s.errorMessage = "", ""
+	return nil
+}
+
+// setModel checks the model against the worker before the next run uses it.
+func (s *session) setModel(ctx workflow.Context, r SettingRequest) error {
+	var resolved activities.ResolveRunOutput
+	err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
+		Model: *r.Model, Tools: s.settings.Tools,
+		BeforeToolCall: s.settings.BeforeToolCall, AfterToolCall: s.settings.AfterToolCall,
+	}).Get(ctx, &resolved)
+	if err != nil {
+		return err
+	}
+	s.settings.Model = *r.Model
+	return nil
+}
+
+func (s *session) setThinkingLevel(_ workflow.Context, r SettingRequest) error {
+	if r.Level == "off" {
+		r.Level = ""
+	}
+	s.settings.ModelOptions.Reasoning = r.Level
+	return nil
+}
+
+// Queue modes apply at once, as pi's queues are shared with the running loop.
+func (s *session) setSteeringMode(_ workflow.Context, r SettingRequest) error {
+	s.settings.SteeringMode, s.steering.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
+	return nil
+}
+
+func (s *session) setFollowUpMode(_ workflow.Context, r SettingRequest) error {
+	s.settings.FollowUpMode, s.followUps.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
+	return nil
+}
+
+func (s *session) setToolExecution(_ workflow.Context, r SettingRequest) error {
+	s.settings.ToolExecution = agent.ExecutionMode(r.Mode)
+	return nil
+}

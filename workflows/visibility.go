@@ -1,0 +1,61 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Search attributes the runs keep up to date, so that
+// `temporal workflow list --query "AgentStatus='waiting_approval'"` finds
+// sessions waiting for a person. The dev server start commands register
+// them; the worker checks that the namespace has them before runs upsert.
+var (
+	AgentStatus = temporal.NewSearchAttributeKeyKeyword("AgentStatus")
+	AgentModel  = temporal.NewSearchAttributeKeyKeyword("AgentModel")
+	AgentTurns  = temporal.NewSearchAttributeKeyInt64("AgentTurns")
+	AgentCost   = temporal.NewSearchAttributeKeyFloat64("AgentCost")
+)
+
+// Run statuses, as QueryState, the AgentStatus search attribute and the
+// Web UI's current details show them.
+const (
+	statusStarting        = "starting"
+	statusRunning         = "running"
+	statusWaitingApproval = "waiting_approval"
+	statusIdle            = "idle"
+	statusEnded           = "ended"
+	statusFailed          = "failed"
+	statusContinued       = "continued"
+)
+
+// setStatus records a status change: in the state, in the Web UI's current
+// details and, when the worker allows it, in the search attributes. Only
+// changes are upserted, so a turn costs no extra history event.
+func (l *loop) setStatus(ctx workflow.Context, status string) {
+	changed := status != l.status
+	l.status = status
+	workflow.SetCurrentDetails(ctx, l.details())
+	if !changed || !l.searchAttributes {
+		return
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx,
+		AgentStatus.ValueSet(status),
+		AgentModel.ValueSet(l.cfg.Model.String()),
+		AgentTurns.ValueSet(int64(l.turn)),
+		AgentCost.ValueSet(l.usage.Cost.Total),
+	)
+}
+
+// details is the Web UI's current details: one line of status and what
+// waits for a person.
+func (l *loop) details() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** · turn %d · %s · $%.4f", l.status, l.turn, l.cfg.Model, l.usage.Cost.Total)
+	for _, p := range l.pendingApprovals() {
+		fmt.Fprintf(&b, "\n\nwaiting for approval: `%s` %s (%s)", p.ToolName, callSummary(p.ToolName, p.Args), p.ToolCallID)
+	}
+	return b.String()
+}
