@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
 
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/logging"
@@ -52,6 +54,11 @@ func main() {
 	secretenv.Unset() // every secret has been read: keep them from the tools' commands
 	acts := activities.New(c, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
+	if err := agentclient.CheckSearchAttributes(context.Background(), c, opts.Namespace); err != nil {
+		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
+	} else {
+		acts.SearchAttributes = true
+	}
 
 	workers := []worker.Worker{worker.New(c, *taskQueue, workflows.WorkerOptions())}
 	workflows.Register(workers[0], acts)

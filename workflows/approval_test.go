@@ -2,13 +2,18 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -100,9 +105,24 @@ func TestApprovalsParallel(t *testing.T) {
 	}, r.tool("write", false), r.tool("read", true))
 	in := h.input("go", "write", "read")
 	in.Approval = &agent.ApprovalPolicy{Mutating: true}
+	require.NoError(t, agentclient.CheckSearchAttributes(context.Background(), h.c, "default"))
+	h.acts.SearchAttributes = true
 	run := h.start(in)
 
 	st := waitApprovals(h, run, 3)
+	// What `temporal workflow list --query "AgentStatus='waiting_approval'"` runs.
+	require.Eventually(t, func() bool {
+		resp, err := h.c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("AgentStatus='waiting_approval' AND WorkflowId='%s'", run.GetID()),
+		})
+		return err == nil && len(resp.GetExecutions()) == 1
+	}, 10*time.Second, 100*time.Millisecond, "the run is found by its AgentStatus")
+	// The Web UI shows the current details through the metadata query.
+	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), "", "__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var meta sdkpb.WorkflowMetadata
+	require.NoError(t, resp.Get(&meta))
+	require.Contains(t, meta.GetCurrentDetails(), "waiting for approval: `write`")
 	require.Equal(t, []string{"c1", "c3", "c4"}, []string{st.PendingApprovals[0].ToolCallID, st.PendingApprovals[1].ToolCallID, st.PendingApprovals[2].ToolCallID})
 	require.Empty(t, r.ran, "nothing runs while approvals are pending, not even the read")
 	require.NoError(t, approve(t, h, run, "c4", "allow", ""))

@@ -155,13 +155,13 @@ func TestSessionSetters(t *testing.T) {
 	require.Equal(t, "high", h.requests[0].Options.Reasoning, "the run uses the thinking level set before it")
 }
 
-// A session with a 600-turn run continues as new every 100 turns, between
+// A session with a 500-turn run continues as new every 100 turns, between
 // turns, and a client following its events sees one gap-free stream.
 func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
 	if testing.Short() {
-		t.Skip("600 turns")
+		t.Skip("500 turns")
 	}
-	const turns = 600
+	const turns = 500
 	var script []llm.ScriptedResponse
 	for i := 0; i < turns; i++ {
 		script = append(script, answer(text("step"), call("c", "tick")))
@@ -195,7 +195,7 @@ func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
 	}
 	require.Equal(t, 1, ends)
 	require.EqualValues(t, turns, ticks.Load(), "no tool call ran twice or was lost at a seam")
-	// prompt, 600 x (assistant, tool result), the answer, the follow-up
+	// prompt, 500 x (assistant, tool result), the answer, the follow-up
 	// (injected when the agent would stop) and its answer
 	require.Equal(t, 1+2*turns+3, len(end.Messages))
 	require.Equal(t, "queued across the seams", agent.TextOf(end.Messages[2+2*turns].Content))

@@ -19,6 +19,15 @@ var (
 	AgentCost   = temporal.NewSearchAttributeKeyFloat64("AgentCost")
 )
 
+// SearchAttributes maps each search attribute to its type as the Temporal
+// CLI names it (`temporal operator search-attribute create --type`).
+var SearchAttributes = map[string]string{
+	AgentStatus.GetName(): "Keyword",
+	AgentModel.GetName():  "Keyword",
+	AgentTurns.GetName():  "Int",
+	AgentCost.GetName():   "Double",
+}
+
 // Run statuses, as QueryState, the AgentStatus search attribute and the
 // Web UI's current details show them.
 const (

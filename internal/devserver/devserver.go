@@ -11,11 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // CLIModule is the Temporal CLI the project builds with `go install`: the
@@ -100,7 +103,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		EnableUI:   o.UI,
 		UIPort:     o.UIPort,
 		LogLevel:   "error",
-		ExtraArgs:  dynamicConfig(),
+		ExtraArgs:  ServerArgs(),
 		Stdout:     out,
 		Stderr:     out,
 	})
@@ -110,10 +113,19 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return &Server{DevServer: srv}, nil
 }
 
-// dynamicConfig turns on what the dev server leaves off by default and the
-// agent loop measurably gains from.
-func dynamicConfig() []string {
-	return []string{
-		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+// ServerArgs are the extra `temporal server start-dev` arguments of every
+// dev server of the project (scripts/server-args prints the same for the
+// demo): the agent search attributes, and what the dev server leaves off by
+// default that the agent loop measurably gains from.
+func ServerArgs() []string {
+	args := []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"}
+	names := make([]string, 0, len(workflows.SearchAttributes))
+	for n := range workflows.SearchAttributes {
+		names = append(names, n)
 	}
+	sort.Strings(names)
+	for _, n := range names {
+		args = append(args, "--search-attribute", n+"="+workflows.SearchAttributes[n])
+	}
+	return args
 }
