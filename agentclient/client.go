@@ -70,11 +70,22 @@ func State(ctx context.Context, c client.Client, workflowID string) (workflows.R
 	return st, resp.Get(&st)
 }
 
+// Update sends an Update to a run (the latest of the workflow id), waits for
+// its result and decodes it into result (which may be nil). A nil arg sends
+// no argument.
+func Update(ctx context.Context, c client.Client, workflowID, name string, arg, result any) error {
+	return updateAndWait(ctx, c, workflowID, name, arg, result)
+}
+
 func updateAndWait(ctx context.Context, c client.Client, workflowID, name string, arg, result any) error {
+	var args []any
+	if arg != nil {
+		args = []any{arg}
+	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
 		UpdateName:   name,
-		Args:         []any{arg},
+		Args:         args,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {

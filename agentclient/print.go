@@ -67,6 +67,11 @@ func (p *Printer) Print(e agent.Event) {
 			text = agent.TextOf(e.Result.Content)
 		}
 		fmt.Fprintf(p.W, "%4d   %s %s %s %s\n", e.Seq, mark, e.ToolName, e.ToolCallID, p.cut(text))
+	case agent.EventApprovalRequest:
+		args, _ := json.Marshal(e.Args)
+		fmt.Fprintf(p.W, "%4d   ? %s %s %s waits for approval: %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(string(args)), e.Approval.Reason)
+	case agent.EventApprovalDecision:
+		fmt.Fprintf(p.W, "%4d   ! %s %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, e.Approval.Decision, e.Approval.Reason)
 	case agent.EventAgentEnd:
 		fmt.Fprintf(p.W, "%4d ■ agent end (%d new messages)\n", e.Seq, len(e.Messages))
 	}

@@ -32,6 +32,16 @@ commands:
   follow-up ID TEXT       queue a follow-up message (injected when the agent would stop)
   abort ID [REASON]       abort a run
   state ID                print a run's state
+
+  session start [flags]   start a session (pi's Agent as a workflow); prints its id
+  session chat [flags] [ID]
+                          interactive: prompts, streaming, steering, y/n/always approvals
+  session prompt ID TEXT  prompt a session and stream the run
+  session continue ID     continue a session (pi's rules for an assistant tail)
+  session reset ID        clear a session's transcript and queues
+  session set ID model|thinking|steering|follow-up|tool-execution VALUE
+  approve ID CALL allow|deny|always [REASON]
+                          answer a tool call waiting for approval
 `
 
 // Main runs the starter with its arguments and returns the exit code.
@@ -73,6 +83,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		"follow-up": env.followUp,
 		"abort":     env.abort,
 		"state":     env.state,
+		"session":   env.session,
+		"approve":   env.approve,
 	}
 	f, ok := commands[cmd]
 	if !ok {

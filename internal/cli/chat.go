@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+const chatHelp = `Type a prompt and press Enter. While a run is going, a line steers it.
+  /steer TEXT   /followup TEXT   /abort [REASON]   /continue   /reset
+  /state   /model PROVIDER/ID   /thinking LEVEL   /help   /quit
+A tool call that needs approval asks: y (allow), n (deny), a (always), each optionally followed by a reason.`
+
+// chat is the interactive session: it streams the session's events, sends
+// each line as a prompt (or as steering while a run is going), and asks
+// y/n/always for every tool call waiting for approval.
+func (e *env) chat(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("session chat", flag.ContinueOnError)
+	fs.SetOutput(e.err)
+	var f sessionFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	id := fs.Arg(0)
+	if id == "" {
+		run, err := e.startSession(ctx, "", f)
+		if err != nil {
+			return err
+		}
+		id = run.GetID()
+	}
+	st, err := agentclient.State(ctx, e.c, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "Session %s (%s, %d messages). %s\n", id, st.Model, st.Messages, chatHelp)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	approvals := make(chan agent.Event, 64)
+	watchErr := make(chan error, 1)
+	go func() {
+		p := &agentclient.Printer{W: e.out}
+		watchErr <- agentclient.Watch(ctx, e.c, id, "", agentclient.WatchOptions{After: st.LastEvent, Live: true, DataConverter: e.dc},
+			func(ev agent.Event) {
+				p.Print(ev)
+				if ev.Type == agent.EventApprovalRequest {
+					approvals <- ev
+				}
+			})
+	}()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for {
+		select {
+		case err := <-watchErr:
+			return err
+		case ev := <-approvals:
+			b, _ := json.Marshal(ev.Args)
+			fmt.Fprintf(e.out, "Allow %s %s (%s)? [y/n/a] [reason]: ", ev.ToolName, b, ev.Approval.Reason)
+			line, ok := <-lines
+			if !ok {
+				return nil
+			}
+			e.answer(ctx, id, ev.ToolCallID, line)
+		case line, ok := <-lines:
+			if !ok || strings.TrimSpace(line) == "/quit" {
+				return nil
+			}
+			e.chatLine(ctx, id, strings.TrimSpace(line))
+		}
+	}
+}
+
+func (e *env) answer(ctx context.Context, id, callID, line string) {
+	word, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
+	decision := map[string]string{"y": agent.ApprovalAllow, "yes": agent.ApprovalAllow, "n": agent.ApprovalDeny, "no": agent.ApprovalDeny,
+		"a": agent.ApprovalAlways, "always": agent.ApprovalAlways}[strings.ToLower(word)]
+	if decision == "" {
+		decision = agent.ApprovalDeny
+		reason = "Denied: the answer was not y, n or a"
+	}
+	if err := agentclient.Update(ctx, e.c, id, workflows.UpdateApprove,
+		workflows.ApproveRequest{ToolCallID: callID, Decision: decision, Reason: reason}, nil); err != nil {
+		fmt.Fprintln(e.out, "approve:", err)
+	}
+}
+
+func (e *env) chatLine(ctx context.Context, id, line string) {
+	cmd, rest, _ := strings.Cut(line, " ")
+	var err error
+	switch cmd {
+	case "":
+	case "/help":
+		fmt.Fprintln(e.out, chatHelp)
+	case "/steer":
+		_, err = agentclient.Steer(ctx, e.c, id, rest)
+	case "/followup":
+		_, err = agentclient.FollowUp(ctx, e.c, id, rest)
+	case "/abort":
+		_, err = agentclient.Abort(ctx, e.c, id, rest)
+	case "/continue":
+		err = agentclient.Update(ctx, e.c, id, workflows.UpdateContinue, nil, nil)
+	case "/reset":
+		err = agentclient.Update(ctx, e.c, id, workflows.UpdateReset, nil, nil)
+	case "/state":
+		err = e.state(ctx, []string{id})
+	case "/model":
+		err = e.set(ctx, id, "model", rest)
+	case "/thinking":
+		err = e.set(ctx, id, "thinking", rest)
+	default:
+		err = agentclient.Update(ctx, e.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: line}, nil)
+		if err != nil && strings.Contains(err.Error(), "already processing") {
+			// A run is going: the line steers it, as pi's interactive mode does.
+			_, err = agentclient.Steer(ctx, e.c, id, line)
+			if err == nil {
+				fmt.Fprintln(e.out, "       (steering the running agent)")
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(e.out, "error:", err)
+	}
+}

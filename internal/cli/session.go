@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/demo"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// sessionFlags are the settings of a new session.
+type sessionFlags struct {
+	model, tools, workspace, system, toolQueue, execution string
+	approveTools, approvePatterns, approveTimeout         string
+	approveMutating                                       bool
+	canTurns                                              int
+}
+
+func (f *sessionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "model", llm.ScriptedProviderName+"/"+demo.ModelID, "model as provider/model-id")
+	fs.StringVar(&f.tools, "tools", strings.Join(demo.Tools, ","), "comma-separated tool names")
+	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory (on the worker's machine)")
+	fs.StringVar(&f.system, "system", "", "system prompt")
+	fs.StringVar(&f.toolQueue, "tool-queue", "", "task queue of the workers that hold the workspace")
+	fs.StringVar(&f.execution, "tool-execution", "parallel", "parallel or sequential")
+	fs.StringVar(&f.approveTools, "approve-tools", "", "comma-separated tools whose calls need approval (* for all)")
+	fs.BoolVar(&f.approveMutating, "approve-mutating", false, "calls of tools that are not read-only need approval")
+	fs.StringVar(&f.approvePatterns, "approve-pattern", "", "tool:arg:regexp rules, separated by ';' (e.g. 'bash:command:^(rm|git push)')")
+	fs.StringVar(&f.approveTimeout, "approve-timeout", "", "block a call nobody approved within this long (e.g. 30m)")
+	fs.IntVar(&f.canTurns, "continue-as-new-after", 0, "continue as new after this many turns (0: when the server suggests)")
+}
+
+func (f *sessionFlags) input() (workflows.SessionInput, error) {
+	ref, err := agent.ParseModelRef(f.model)
+	if err != nil {
+		return workflows.SessionInput{}, err
+	}
+	ws, err := filepath.Abs(f.workspace)
+	if err != nil {
+		return workflows.SessionInput{}, err
+	}
+	in := workflows.SessionInput{
+		LoopConfig: agent.LoopConfig{
+			SystemPrompt: f.system, Model: ref, Tools: split(f.tools), Workspace: ws,
+			ToolTaskQueue: f.toolQueue, ToolExecution: agent.ExecutionMode(f.execution),
+		},
+		ContinueAsNewAfterTurns: f.canTurns,
+	}
+	if f.approveTools != "" || f.approveMutating || f.approvePatterns != "" {
+		p := &agent.ApprovalPolicy{Tools: split(f.approveTools), Mutating: f.approveMutating, Timeout: f.approveTimeout}
+		for _, rule := range strings.Split(f.approvePatterns, ";") {
+			if rule = strings.TrimSpace(rule); rule == "" {
+				continue
+			}
+			parts := strings.SplitN(rule, ":", 3)
+			if len(parts) != 3 {
+				return in, fmt.Errorf("approve-pattern %q: want tool:arg:regexp", rule)
+			}
+			p.Rules = append(p.Rules, agent.ApprovalRule{Tool: parts[0], Arg: parts[1], Pattern: parts[2]})
+		}
+		in.Approval = p
+	}
+	return in, nil
+}
+
+// session runs the session subcommands.
+func (e *env) session(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New(sessionUsage)
+	}
+	switch args[0] {
+	case "start":
+		fs := flag.NewFlagSet("session start", flag.ContinueOnError)
+		fs.SetOutput(e.err)
+		var f sessionFlags
+		f.register(fs)
+		id := fs.String("id", "", "workflow id (default session-<random>)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		run, err := e.startSession(ctx, *id, f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.out, run.GetID())
+		return nil
+	case "prompt":
+		if len(args) < 3 {
+			return errors.New("usage: session prompt ID TEXT")
+		}
+		return e.promptAndWatch(ctx, args[1], strings.Join(args[2:], " "))
+	case "continue":
+		if len(args) != 2 {
+			return errors.New("usage: session continue ID")
+		}
+		var st workflows.RunStatus
+		if err := agentclient.Update(ctx, e.c, args[1], workflows.UpdateContinue, nil, &st); err != nil {
+			return err
+		}
+		return e.watchRun(ctx, args[1], st.After)
+	case "reset":
+		if len(args) != 2 {
+			return errors.New("usage: session reset ID")
+		}
+		return agentclient.Update(ctx, e.c, args[1], workflows.UpdateReset, nil, nil)
+	case "set":
+		if len(args) != 4 {
+			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution VALUE")
+		}
+		return e.set(ctx, args[1], args[2], args[3])
+	case "chat":
+		return e.chat(ctx, args[1:])
+	}
+	return fmt.Errorf("unknown session command %q\n%s", args[0], sessionUsage)
+}
+
+const sessionUsage = `usage: starter session start [flags] | prompt ID TEXT | continue ID | reset ID |
+       set ID model|thinking|steering|follow-up|tool-execution VALUE | chat [flags] [ID]`
+
+func (e *env) startSession(ctx context.Context, id string, f sessionFlags) (client.WorkflowRun, error) {
+	in, err := f.input()
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		id = strings.Replace(runID(""), "agent-", "session-", 1)
+	}
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		workflows.SessionWorkflow, in)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.err, "Session %s started. Web UI: %s/namespaces/default/workflows/%s\n", run.GetID(), UIAddress, run.GetID())
+	return run, nil
+}
+
+func (e *env) set(ctx context.Context, id, what, value string) error {
+	var name string
+	var req workflows.SettingRequest
+	switch what {
+	case "model":
+		ref, err := agent.ParseModelRef(value)
+		if err != nil {
+			return err
+		}
+		name, req.Model = workflows.UpdateSetModel, &ref
+	case "thinking":
+		name, req.Level = workflows.UpdateSetThinkingLevel, value
+	case "steering":
+		name, req.Mode = workflows.UpdateSetSteeringMode, value
+	case "follow-up":
+		name, req.Mode = workflows.UpdateSetFollowUpMode, value
+	case "tool-execution":
+		name, req.Mode = workflows.UpdateSetToolExecution, value
+	default:
+		return fmt.Errorf("unknown setting %q", what)
+	}
+	return agentclient.Update(ctx, e.c, id, name, req, nil)
+}
+
+// promptAndWatch prompts a session and follows the run to its agent_end.
+func (e *env) promptAndWatch(ctx context.Context, id, text string) error {
+	var st workflows.RunStatus
+	if err := agentclient.Update(ctx, e.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, &st); err != nil {
+		return err
+	}
+	return e.watchRun(ctx, id, st.After)
+}
+
+// watchRun prints a session's events after a sequence number until the
+// next agent_end.
+func (e *env) watchRun(ctx context.Context, id string, after int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &agentclient.Printer{W: e.out}
+	err := agentclient.Watch(ctx, e.c, id, "", agentclient.WatchOptions{After: after, Live: true, DataConverter: e.dc}, func(ev agent.Event) {
+		p.Print(ev)
+		if ev.Type == agent.EventApprovalRequest {
+			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)
+		}
+		if ev.Type == agent.EventAgentEnd {
+			cancel()
+		}
+	})
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// approve answers a tool call waiting for a person.
+func (e *env) approve(ctx context.Context, args []string) error {
+	if len(args) < 3 {
+		return errors.New("usage: approve ID TOOL_CALL_ID allow|deny|always [REASON]")
+	}
+	return agentclient.Update(ctx, e.c, args[0], workflows.UpdateApprove,
+		workflows.ApproveRequest{ToolCallID: args[1], Decision: args[2], Reason: strings.Join(args[3:], " ")}, nil)
+}
