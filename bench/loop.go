@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -40,6 +41,7 @@ type loopResult struct {
 	ours     []time.Duration
 	hist     []histStats
 	cpu      []cpuSample
+	rpcs     []rpcDelta
 	lastHist []*historypb.HistoryEvent
 }
 
@@ -90,11 +92,21 @@ func benchLoop(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	e, err := setupWorker(ctx, "loopworker", tune.args()...)
+	statsDir, err := os.MkdirTemp("", "bench-loop-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(statsDir)
+	statsFile := filepath.Join(statsDir, "rpc")
+	e, err := setupWorker(ctx, "loopworker", append(tune.args(), "-rpc-stats", statsFile)...)
 	if err != nil {
 		return err
 	}
 	defer e.close()
+	rpcs, err := waitRPCReader(ctx, statsFile)
+	if err != nil {
+		return err
+	}
 
 	meter := cpuMeter{server: listenerPID(e.address), worker: e.worker.Process.Pid, client: os.Getpid()}
 	server := "dev server started by this command (internal/devserver, in-memory SQLite, eager activities enabled)"
@@ -142,6 +154,8 @@ func benchLoop(ctx context.Context, args []string) error {
 		{"floor: bare workflow, one no-op activity", FloorInput{Activities: 1}},
 		{"bare workflow, two no-op activities in sequence", FloorInput{Activities: 2}},
 		{"bare workflow, one no-op activity that heartbeats once", FloorInput{Activities: 1, Heartbeat: true}},
+		{"bare workflow, no activity", FloorInput{}},
+		{"bare workflow, one no-op local activity", FloorInput{Activities: 1, Local: true}},
 	}
 	floorTimes := make([][]time.Duration, len(floors))
 	floorCPU := make([]cpuSample, len(floors))
@@ -162,8 +176,16 @@ func benchLoop(ctx context.Context, args []string) error {
 		fmt.Printf("  %-56s median %7.2f ms  [%6.2f – %6.2f]  CPU/run %s\n", f.name, ms(median(floorTimes[j])), ms(quantile(floorTimes[j], 0)), ms(quantile(floorTimes[j], 1)),
 			floorCPU[j].div(*floorRuns))
 	}
-	fmt.Printf("  → one more activity round trip (activity + workflow task): %.2f ms; one heartbeat RPC inside an activity: %.2f ms\n\n",
-		ms(median(floorTimes[1])-floor), ms(median(floorTimes[2])-floor))
+	fmt.Printf("  → one more activity round trip (activity + workflow task): %.2f ms (two − one) or %.2f ms (one − none)\n",
+		ms(median(floorTimes[1])-floor), ms(floor-median(floorTimes[3])))
+	fmt.Printf("  → one heartbeat RPC at an activity's start: %.2f ms; one local activity: %.2f ms\n",
+		ms(median(floorTimes[2])-floor), ms(median(floorTimes[4])-median(floorTimes[3])))
+	if _, run, err := runFloorRun(ctx, e, FloorInput{Activities: 2}, "breakdown"); err == nil {
+		if evs, err := history(ctx, e.c, run.GetID(), run.GetRunID()); err == nil {
+			printBreakdown(os.Stdout, "  a two-activity floor run's history", evs, 0)
+		}
+	}
+	fmt.Println()
 
 	// A/B.
 	results := map[string]*loopResult{}
@@ -181,12 +203,13 @@ func benchLoop(ctx context.Context, args []string) error {
 				return err
 			}
 			runOursOnce := func() error {
-				c0 := meter.sample()
+				c0, r0 := meter.sample(), rpcs.read()
 				d, run, err := runOurs(ctx, e, s, fmt.Sprint(i))
 				if err != nil {
 					return err
 				}
 				r.cpu = append(r.cpu, meter.sample().sub(c0))
+				r.rpcs = append(r.rpcs, subRPC(rpcs.read(), r0))
 				evs, err := history(ctx, e.c, run.GetID(), run.GetRunID())
 				if err != nil {
 					return err
@@ -299,6 +322,17 @@ func benchLoop(ctx context.Context, args []string) error {
 		if failed > 0 {
 			fmt.Printf("  %d runs failed\n", failed)
 		}
+		// The same burst of the floor workflow: what the server and
+		// worker can do on this machine whatever the loop does.
+		fmt.Fprintf(os.Stderr, "bench: %d concurrent floor runs\n", *concurrent)
+		c0 = meter.sample()
+		fdurs, ffailed, fwall := runConcurrentFloor(ctx, e, *concurrent)
+		fcpu := meter.sample().sub(c0)
+		fmt.Printf("  for scale, %d concurrent floor runs: completed %d in %.1f s, p50 %.0f ms, p99 %.0f ms (a lone one: %.0f ms); CPU per run %s\n",
+			*concurrent, len(fdurs), fwall.Seconds(), ms(quantile(fdurs, 0.5)), ms(quantile(fdurs, 0.99)), ms(floor), fcpu.div(*concurrent))
+		if ffailed > 0 {
+			fmt.Printf("  %d floor runs failed\n", ffailed)
+		}
 		ct.measured = fmt.Sprintf("%d/%d", len(durs), *concurrent)
 		ct.pass = len(durs) == *concurrent && failed == 0
 		pt.goal = fmt.Sprintf("≤ 3x lone (%.0f ms)", ms(3*loneMed))
@@ -391,18 +425,23 @@ func runOurs(ctx context.Context, e *env, s benchScenario, tag string) (time.Dur
 }
 
 func runFloor(ctx context.Context, e *env, in FloorInput, tag string) (time.Duration, error) {
+	d, _, err := runFloorRun(ctx, e, in, tag)
+	return d, err
+}
+
+func runFloorRun(ctx context.Context, e *env, in FloorInput, tag string) (time.Duration, client.WorkflowRun, error) {
 	t0 := time.Now()
 	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        fmt.Sprintf("floor-%s-%s", e.queue, tag),
 		TaskQueue: e.queue,
 	}, floorWorkflow, in)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if err := run.Get(ctx, nil); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return time.Since(t0), nil
+	return time.Since(t0), run, nil
 }
 
 // runConcurrent starts n runs at once and returns the times of those that
@@ -427,6 +466,33 @@ func runConcurrent(ctx context.Context, e *env, s benchScenario, n int) ([]time.
 				if failed <= 3 {
 					fmt.Fprintf(os.Stderr, "bench: concurrent run: %v\n", err)
 				}
+				return
+			}
+			durs = append(durs, d)
+		}()
+	}
+	wg.Wait()
+	return durs, failed, time.Since(t0)
+}
+
+// runConcurrentFloor starts n floor runs at once.
+func runConcurrentFloor(ctx context.Context, e *env, n int) ([]time.Duration, int, time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var durs []time.Duration
+	failed := 0
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := runFloor(ctx, e, FloorInput{Activities: 1}, fmt.Sprintf("concurrent-%d", i))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
 				return
 			}
 			durs = append(durs, d)
@@ -478,6 +544,21 @@ func printAB(order []*loopResult) {
 		}
 		fmt.Printf("  %-20s pi %7.1f ms   ours %s\n", r.s.Name, ms(piCPU)/float64(len(r.pi)), meanCPU(r.cpu))
 	}
+	fmt.Printf("\n  the worker's RPCs to the server per run (mean, counted as they return; this client adds 2: the start and the result's long poll)\n")
+	var all []rpcDelta
+	for _, r := range order {
+		fmt.Printf("  %-20s %s\n", r.s.Name, rpcLine(meanRPC(r.rpcs)))
+		all = append(all, r.rpcs...)
+	}
+	lat := rpcLatency(all)
+	fmt.Printf("  the server's answer time as the worker sees it (mean over all runs above): ")
+	var parts []string
+	for _, m := range []string{"RespondWorkflowTaskCompleted", "RespondActivityTaskCompleted", "RecordActivityTaskHeartbeat"} {
+		if d, ok := lat[m]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.2f ms", m, ms(d)))
+		}
+	}
+	fmt.Printf("%s\n", strings.Join(parts, ", "))
 	fmt.Printf("\n  pi, not in the timing above:\n")
 	fmt.Printf("  %-20s %-24s %-24s %-24s\n", "scenario", "node startup to ready", "node process wall", "cold run (first in process)")
 	for _, r := range order {

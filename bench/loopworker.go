@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
@@ -150,18 +151,25 @@ const (
 	floorActivity = "BenchNoop"
 )
 
-// FloorInput says how many no-op activities the floor workflow runs and
-// whether each heartbeats once (as ExecuteToolCall does at its start).
+// FloorInput says how many no-op activities the floor workflow runs,
+// whether each heartbeats once (as ExecuteToolCall does at its start), and
+// whether they are local activities.
 type FloorInput struct {
 	Activities int  `json:"activities"`
 	Heartbeat  bool `json:"heartbeat"`
+	Local      bool `json:"local"`
 }
 
 // BenchFloor runs in.Activities no-op activities one after another.
 func BenchFloor(ctx workflow.Context, in FloorInput) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
 	for i := 0; i < in.Activities; i++ {
-		if err := workflow.ExecuteActivity(actx, floorActivity, in.Heartbeat).Get(ctx, nil); err != nil {
+		f := workflow.ExecuteActivity(actx, floorActivity, in.Heartbeat)
+		if in.Local {
+			f = workflow.ExecuteLocalActivity(lctx, floorActivity, in.Heartbeat)
+		}
+		if err := f.Get(ctx, nil); err != nil {
 			return err
 		}
 	}
@@ -185,6 +193,7 @@ func runLoopWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("loopworker", flag.ExitOnError)
 	address := fs.String("address", "localhost:7233", "")
 	queue := fs.String("queue", "", "")
+	statsFile := fs.String("rpc-stats", "", "serve the worker's RPC counts on loopback and write the URL to this file")
 	var tune workerTuning
 	tune.register(fs)
 	_ = fs.Parse(args)
@@ -192,11 +201,19 @@ func runLoopWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.Dial(client.Options{HostPort: *address, Logger: quiet()})
+	rpcs := newRPCCounter()
+	c, err := client.Dial(client.Options{HostPort: *address, Logger: quiet(), ConnectionOptions: client.ConnectionOptions{
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(rpcs.interceptor())},
+	}})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if *statsFile != "" {
+		if err := rpcs.serve(*statsFile); err != nil {
+			return err
+		}
+	}
 
 	scripted := llm.NewScriptedProvider()
 	ts := tools.NewRegistry()

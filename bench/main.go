@@ -2,6 +2,7 @@
 //
 //	go run ./bench stream     live streaming latency: provider chunk to client
 //	go run ./bench history    history bytes per turn of a 200-turn run
+//	go run ./bench session    a session's loop inline or as a child per prompt
 //	go run ./bench loop       the workflow against pi's own loop (bench/pi) on
 //	                          the scenarios in bench/scenarios, the floor round
 //	                          trip, 200 concurrent runs, replay; see loop.go
@@ -37,6 +38,8 @@ func main() {
 		err = benchStream(ctx, os.Args[2:])
 	case "history":
 		err = benchHistory(ctx, os.Args[2:])
+	case "session":
+		err = benchSession(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}

@@ -45,6 +45,20 @@ func historyScript(turns int) llm.Script {
 	return llm.Script{Responses: rs}
 }
 
+// sessionPrompts bounds the prompts a session benchmark can send.
+const sessionPrompts = 200
+
+// sessionScript answers each prompt with a tool call, then a short answer.
+func sessionScript(prompts int) llm.Script {
+	var rs []llm.ScriptedResponse
+	for i := 0; i < prompts; i++ {
+		rs = append(rs,
+			llm.ScriptedResponse{Content: []agent.Content{agent.Text("Checking."), agent.ToolCall("call", "echo", map[string]any{"path": "a.go"})}},
+			llm.ScriptedResponse{Content: []agent.Content{agent.Text("Done with this one.")}})
+	}
+	return llm.Script{Responses: rs}
+}
+
 type echoTool struct{}
 
 func (echoTool) Definition() tools.Definition {
@@ -70,12 +84,14 @@ func runWorker(ctx context.Context, args []string) error {
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("stream", streamScript())
 	scripted.Add("history", historyScript(historyTurns))
+	scripted.Add("session", sessionScript(sessionPrompts))
 	models := llm.NewRegistry()
 	models.Register("bench", scripted)
 	acts := activities.New(c, models, tools.NewRegistry(echoTool{}), hooks.NewRegistry())
 	w := worker.New(c, *queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
 	w.RegisterWorkflow(StreamProbe)
+	w.RegisterWorkflow(ChildSession)
 	w.RegisterActivity(&probeActivities{c: c, model: scripted})
 	return w.Run(worker.InterruptCh())
 }
