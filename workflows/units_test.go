@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -41,7 +42,8 @@ func TestBoundedTail(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		ms = append(ms, agent.UserText(strings.Repeat("x", 100), 0))
 	}
-	kept, omitted := boundedTail(ms, 450)
+	one, _ := json.Marshal(ms[0])
+	kept, omitted := boundedTail(ms, 3*len(one)+len(one)/2)
 	require.Len(t, kept, 3)
 	require.Equal(t, 7, omitted)
 	kept, omitted = boundedTail(ms, 1<<20)
