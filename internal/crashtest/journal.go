@@ -1,0 +1,275 @@
+package crashtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/tools"
+)
+
+// The tool-outcome journal: the recovery path for single-attempt tools
+// (bash, write: Durability.MaxAttempts 1) whose worker is lost.
+//
+// Temporal does not retry such a tool, so a worker that dies after the tool
+// finished but before its result reached the server turns a finished
+// command into "the worker running it stopped responding". The journal
+// closes that gap: the tool's worker records the outcome on its own disk,
+// keyed by the call's idempotency key, before ExecuteToolCall reports it;
+// when the workflow sees the attempt lost, it asks the host (the
+// LookupToolOutcome activity on the same task queue) and uses a recorded
+// outcome instead of the lost-worker error. Nothing here imports the
+// activities package: Journaled wraps a tools.Tool and LookupToolOutcome is a
+// plain activity function, registered by name. PROPOSAL.md describes the
+// workflow side.
+
+// LookupActivity is the activity type name of Journal.LookupToolOutcome.
+const LookupActivity = "LookupToolOutcome"
+
+// Journal states of one key.
+const (
+	// StateUnknown: this host has no record of the key. The call never
+	// started here, or started on another host.
+	StateUnknown = "unknown"
+	// StateStarted: the tool began on this host and no outcome was
+	// recorded: it may have had effects, so it must not be re-run.
+	StateStarted = "started"
+	// StateCompleted: the tool finished and its outcome is recorded.
+	StateCompleted = "completed"
+)
+
+// Journal is a directory of outcome records, one file per idempotency key.
+// Records are written atomically (temporary file, fsync, rename, fsync of
+// the directory), so a record read back is whole.
+type Journal struct {
+	Dir string
+}
+
+// Record is what the journal holds for one key.
+type Record struct {
+	Key       string           `json:"key"`
+	State     string           `json:"state"`
+	Host      string           `json:"host"`
+	PID       int              `json:"pid"`
+	Started   time.Time        `json:"started"`
+	Completed time.Time        `json:"completed,omitzero"`
+	Result    agent.ToolResult `json:"result"`
+	IsError   bool             `json:"isError,omitempty"`
+	// ErrorText is the message of an error the tool returned; the
+	// activity turns it into an error result with this text.
+	ErrorText string `json:"errorText,omitempty"`
+}
+
+// OpenJournal creates the directory if needed.
+func OpenJournal(dir string) (*Journal, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Journal{Dir: dir}, nil
+}
+
+func (j *Journal) path(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(j.Dir, hex.EncodeToString(sum[:])+".json")
+}
+
+// Load returns the record of key, if any.
+func (j *Journal) Load(key string) (Record, bool, error) {
+	b, err := os.ReadFile(j.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, false, fmt.Errorf("journal record %s: %w", j.path(key), err)
+	}
+	return r, true, nil
+}
+
+// Records returns every record in the journal.
+func (j *Journal) Records() ([]Record, error) {
+	entries, err := os.ReadDir(j.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".json" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(j.Dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		var r Record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Store writes a record atomically and durably.
+func (j *Journal) Store(r Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	final := j.path(r.Key)
+	f, err := os.CreateTemp(j.Dir, ".record-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	d, err := os.Open(j.Dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Prune removes records completed or started before cutoff; a worker runs
+// it now and then so the journal stays small. A record must outlive the
+// longest a workflow may take to ask for it (the tool's heartbeat timeout
+// plus the lookup's schedule-to-start timeout); a day is plenty.
+func (j *Journal) Prune(cutoff time.Time) error {
+	rs, err := j.Records()
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Started.Before(cutoff) && (r.Completed.IsZero() || r.Completed.Before(cutoff)) {
+			if err := os.Remove(j.path(r.Key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// LookupInput asks what became of one tool execution.
+type LookupInput struct {
+	Key string `json:"key"`
+}
+
+// Outcome is the answer: the state on the host that answered and, when
+// completed, the recorded result.
+type Outcome struct {
+	State   string           `json:"state"`
+	Host    string           `json:"host"`
+	Result  agent.ToolResult `json:"result"`
+	IsError bool             `json:"isError,omitempty"`
+}
+
+// LookupToolOutcome is the activity the workflow runs on the tool's task
+// queue after the tool's attempt was lost. Register it with the name
+// LookupActivity.
+func (j *Journal) LookupToolOutcome(ctx context.Context, in LookupInput) (Outcome, error) {
+	host, _ := os.Hostname()
+	r, ok, err := j.Load(in.Key)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !ok {
+		return Outcome{State: StateUnknown, Host: host}, nil
+	}
+	out := Outcome{State: r.State, Host: host}
+	if r.State == StateCompleted {
+		out.Result, out.IsError = r.Result, r.IsError
+		if r.ErrorText != "" {
+			out.Result = agent.ErrorResult(r.ErrorText)
+		}
+	}
+	return out, nil
+}
+
+// Journaled is a tool whose executions are journaled under the call's
+// idempotency key: a "started" record before the tool runs, a "completed"
+// record with the outcome after it, both on disk before Execute returns and
+// so before ExecuteToolCall reports the result. An execution whose key is
+// already completed returns the recorded outcome without running the tool.
+type Journaled struct {
+	tools.Tool
+	Journal *Journal
+	// PauseAfterRecord makes Execute wait after recording the outcome, so
+	// a test can kill the worker between the record and the report.
+	PauseAfterRecord time.Duration
+}
+
+// Execute implements tools.Tool.
+func (t *Journaled) Execute(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
+	if call.IdempotencyKey == "" {
+		return t.Tool.Execute(ctx, call)
+	}
+	if r, ok, err := t.Journal.Load(call.IdempotencyKey); err != nil {
+		return agent.ToolResult{}, tools.Fault(err)
+	} else if ok && r.State == StateCompleted {
+		if r.ErrorText != "" {
+			return agent.ToolResult{}, errors.New(r.ErrorText)
+		}
+		return r.Result, nil
+	}
+	host, _ := os.Hostname()
+	rec := Record{Key: call.IdempotencyKey, State: StateStarted, Host: host, PID: os.Getpid(), Started: time.Now()}
+	if err := t.Journal.Store(rec); err != nil {
+		// Nothing ran yet: a fault, which Temporal may retry.
+		return agent.ToolResult{}, tools.Fault(fmt.Errorf("journal: %w", err))
+	}
+	result, err := t.Tool.Execute(ctx, call)
+	if tools.IsFault(err) {
+		return result, err
+	}
+	rec.State, rec.Completed = StateCompleted, time.Now()
+	if err != nil {
+		rec.IsError, rec.ErrorText = true, err.Error()
+	} else {
+		rec.Result = result
+	}
+	if jerr := t.Journal.Store(rec); jerr != nil {
+		// The outcome is still reported; only its recovery is lost.
+		return result, err
+	}
+	if t.PauseAfterRecord > 0 {
+		select {
+		case <-time.After(t.PauseAfterRecord):
+		case <-ctx.Done():
+		}
+	}
+	return result, err
+}
+
+// PrepareArguments passes the wrapped tool's argument preparation through.
+func (t *Journaled) PrepareArguments(args map[string]any) (map[string]any, error) {
+	if p, ok := t.Tool.(tools.ArgumentPreparer); ok {
+		return p.PrepareArguments(args)
+	}
+	return args, nil
+}

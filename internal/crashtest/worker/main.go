@@ -1,0 +1,96 @@
+// Command worker is the crash tests' worker process: the AgentLoop workflow
+// (or a changed variant of it), its activities, the scripted models, the
+// built-in tools, slow_read and the blocking before hook of package
+// crashtest. The tests start it, wait for "ready" on stdout and kill it with
+// SIGKILL.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/internal/crashtest"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "crashtest worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	address := flag.String("address", "", "Temporal frontend host:port")
+	queue := flag.String("queue", workflows.TaskQueue, "task queue")
+	dir := flag.String("dir", "", "state directory: hook markers, journal, audit log")
+	variant := flag.String("variant", crashtest.VariantPlain, "workflow variant: plain, unguarded or guarded")
+	hookBlock := flag.Duration("hook-block", 1500*time.Millisecond, "how long the crashtest_block before hook blocks")
+	journal := flag.Bool("journal", false, "journal single-attempt tools and serve LookupToolOutcome")
+	pause := flag.Duration("journal-pause", 0, "wait this long after journaling an outcome before reporting it")
+	slowRead := flag.Duration("slow-read-timeout", crashtest.SlowReadTimeout, "slow_read's start-to-close timeout")
+	bashHeartbeat := flag.Duration("bash-heartbeat", 0, "bash's Durability.HeartbeatTimeout (once tools.Durability has it)")
+	verbose := flag.Bool("v", false, "log the SDK's warnings")
+	flag.Parse()
+	if *address == "" || *dir == "" {
+		return fmt.Errorf("-address and -dir are required")
+	}
+
+	level := slog.LevelError + 1
+	if *verbose {
+		level = slog.LevelWarn
+	}
+	var out io.Writer = os.Stderr
+	c, err := client.Dial(client.Options{
+		HostPort: *address,
+		Identity: fmt.Sprintf("crashtest-%s-%d", *variant, os.Getpid()),
+		Logger:   log.NewStructuredLogger(slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))),
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	var j *crashtest.Journal
+	if *journal {
+		if j, err = crashtest.OpenJournal(filepath.Join(*dir, "journal")); err != nil {
+			return err
+		}
+	}
+	hs := hooks.NewRegistry()
+	hs.RegisterBefore(crashtest.BlockHook, crashtest.BlockingHook(*dir, *hookBlock))
+	acts := activities.New(c, crashtest.Models(), tools.NewRegistry(crashtest.Tools(crashtest.ToolOptions{
+		SlowReadTimeout:  *slowRead,
+		Journal:          j,
+		PauseAfterRecord: *pause,
+		BashHeartbeat:    *bashHeartbeat,
+	})...), hs)
+
+	w := worker.New(c, *queue, workflows.WorkerOptions())
+	if err := crashtest.Register(w, acts, *variant, &crashtest.Audit{Dir: *dir}); err != nil {
+		return err
+	}
+	if j != nil {
+		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: crashtest.LookupActivity})
+	}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	fmt.Printf("ready pid=%d variant=%s\n", os.Getpid(), *variant)
+	<-worker.InterruptCh()
+	w.Stop()
+	return nil
+}
