@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durable-agents/agentloop/internal/devserver"
 )
@@ -33,21 +34,25 @@ func quiet() log.Logger {
 // setup connects to TEMPORAL_ADDRESS or starts a dev server, then starts a
 // worker process on a fresh task queue.
 func setup(ctx context.Context, workerArgs ...string) (*env, error) {
-	return setupWorker(ctx, "worker", workerArgs...)
+	return setupWorker(ctx, "worker", nil, workerArgs...)
 }
 
 // setupWorker is setup with the worker process started as this binary's
-// subcommand sub.
-func setupWorker(ctx context.Context, sub string, workerArgs ...string) (*env, error) {
+// subcommand sub. serverArgs, when given, are added to the arguments of the
+// dev server it starts (they must be empty with TEMPORAL_ADDRESS).
+func setupWorker(ctx context.Context, sub string, serverArgs []string, workerArgs ...string) (*env, error) {
 	e := &env{queue: fmt.Sprintf("bench-%d", time.Now().UnixNano())}
 	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
+		if len(serverArgs) > 0 {
+			return nil, fmt.Errorf("server arguments %v need a dev server of the benchmark's own: unset TEMPORAL_ADDRESS", serverArgs)
+		}
 		c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet()})
 		if err != nil {
 			return nil, err
 		}
 		e.c, e.address = c, addr
 	} else {
-		srv, err := devserver.Start(ctx, devserver.Options{})
+		srv, err := startDevServer(ctx, serverArgs)
 		if err != nil {
 			return nil, err
 		}
@@ -89,4 +94,27 @@ func machine() string {
 	}
 	n := strings.Count(string(b), "processor\t:")
 	return fmt.Sprintf("%s, %d cores", model, n)
+}
+
+// startDevServer is devserver.Start with extra server arguments.
+func startDevServer(ctx context.Context, extra []string) (*devserver.Server, error) {
+	if len(extra) == 0 {
+		return devserver.Start(ctx, devserver.Options{})
+	}
+	path, err := devserver.FindCLI()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath:  path,
+		ClientOptions: &client.Options{Logger: quiet()},
+		LogLevel:      "error",
+		ExtraArgs:     append(devserver.ServerArgs(), extra...),
+		Stdout:        io.Discard,
+		Stderr:        io.Discard,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start temporal dev server (%s): %w", path, err)
+	}
+	return &devserver.Server{DevServer: srv}, nil
 }

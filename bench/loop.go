@@ -77,6 +77,8 @@ func benchLoop(ctx context.Context, args []string) error {
 	node := fs.String("node", "node", "node binary")
 	var tune workerTuning
 	tune.register(fs)
+	var serverConfig listFlag
+	fs.Var(&serverConfig, "server-config", "KEY=VALUE: dynamic config for the dev server this command starts (repeatable; not with TEMPORAL_ADDRESS)")
 	_ = fs.Parse(args)
 	filter, err := regexp.Compile(*only)
 	if err != nil {
@@ -98,7 +100,11 @@ func benchLoop(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(statsDir)
 	statsFile := filepath.Join(statsDir, "rpc")
-	e, err := setupWorker(ctx, "loopworker", append(tune.args(), "-rpc-stats", statsFile)...)
+	var serverArgs []string
+	for _, kv := range serverConfig {
+		serverArgs = append(serverArgs, "--dynamic-config-value", kv)
+	}
+	e, err := setupWorker(ctx, "loopworker", serverArgs, append(tune.args(), "-rpc-stats", statsFile)...)
 	if err != nil {
 		return err
 	}
@@ -112,6 +118,8 @@ func benchLoop(ctx context.Context, args []string) error {
 	server := "dev server started by this command (internal/devserver, in-memory SQLite, eager activities enabled)"
 	if e.srv == nil {
 		server = "TEMPORAL_ADDRESS=" + e.address + " (shared: its CPU time includes other clients' work)"
+	} else if len(serverConfig) > 0 {
+		server += " plus " + strings.Join(serverConfig, ", ")
 	}
 	fmt.Printf("command:  go run ./bench loop %s\n", strings.Join(args, " "))
 	fmt.Printf("machine:  %s, %s, %s/%s, GOMAXPROCS %d\n", machine(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
@@ -657,3 +665,9 @@ func meanCPU(cs []cpuSample) cpuSample {
 	}
 	return t.div(len(cs))
 }
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
