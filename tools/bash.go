@@ -32,6 +32,10 @@ const (
 	// bashStdioGrace is how long output may keep draining after the shell
 	// exited, for a process outside the group still holding the pipe.
 	bashStdioGrace = 100 * time.Millisecond
+	// DefaultMaxOutputFileBytes caps a full-output file: `yes` writes
+	// about 30 MB a second, which over the maximum timeout would fill a
+	// worker's disk.
+	DefaultMaxOutputFileBytes = 100 << 20
 )
 
 //go:embed descriptions/bash.md
@@ -51,6 +55,9 @@ type BashOptions struct {
 	// OutputDir holds full outputs of truncated commands; empty means
 	// os.TempDir()/agentloop-bash.
 	OutputDir string
+	// MaxOutputFileBytes caps one full-output file; 0 means
+	// DefaultMaxOutputFileBytes. The result always shows the real tail.
+	MaxOutputFileBytes int64
 	// Shell runs the command with -c; empty means /bin/bash, else bash on
 	// PATH, else sh (pi's order).
 	Shell string
@@ -75,6 +82,9 @@ func NewBashTool(opts BashOptions) *BashTool {
 	opts.DefaultTimeout = min(opts.DefaultTimeout, opts.MaxTimeout)
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = BashKillGrace
+	}
+	if opts.MaxOutputFileBytes <= 0 {
+		opts.MaxOutputFileBytes = DefaultMaxOutputFileBytes
 	}
 	if opts.OutputDir == "" {
 		opts.OutputDir = filepath.Join(os.TempDir(), "agentloop-bash")
@@ -136,7 +146,7 @@ func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if p.Timeout != nil && *p.Timeout > 0 {
 		timeout = min(time.Duration(*p.Timeout*float64(time.Second)), t.opts.MaxTimeout)
 	}
-	out := newBashOutput(t.opts.OutputDir)
+	out := newBashOutput(t.opts.OutputDir, t.opts.MaxOutputFileBytes)
 	defer out.close()
 	call.EmitUpdate(agent.ToolResult{Content: []agent.Content{}})
 	stopUpdates := t.streamUpdates(call, out)

@@ -26,15 +26,31 @@ type bashOutput struct {
 	pending     []byte
 	file        *os.File
 	path        string
-	dirty       bool // written since the last snapshot for an update
+	dirty       bool  // written since the last snapshot for an update
+	fileLimit   int64 // most bytes the full-output file keeps
+	fileBytes   int64
 }
 
 // rolling is how much tail is kept: twice the display limit, so the tail
 // truncation still finds whole lines.
 const bashRollingBytes = 2 * DefaultMaxBytes
 
-func newBashOutput(dir string) *bashOutput {
-	return &bashOutput{dir: dir, tailAtStart: true, lines: 1}
+func newBashOutput(dir string, fileLimit int64) *bashOutput {
+	return &bashOutput{dir: dir, tailAtStart: true, lines: 1, fileLimit: fileLimit}
+}
+
+// writeFile appends to the full-output file up to its limit, then says once
+// that the rest was not kept.
+func (o *bashOutput) writeFile(b []byte) {
+	if o.fileBytes >= o.fileLimit {
+		return
+	}
+	keep := min(int64(len(b)), o.fileLimit-o.fileBytes)
+	o.file.Write(b[:keep])
+	o.fileBytes += keep
+	if o.fileBytes >= o.fileLimit {
+		fmt.Fprintf(o.file, "\n[Output beyond %s was not kept; the command's result shows its last lines.]\n", FormatSize(int(o.fileLimit)))
+	}
 }
 
 func (o *bashOutput) Write(b []byte) {
@@ -59,7 +75,7 @@ func (o *bashOutput) Write(b []byte) {
 	}
 	switch {
 	case o.file != nil:
-		o.file.Write(b)
+		o.writeFile(b)
 	case o.path != "":
 		// The file could not be made; the notice says so, keep nothing more.
 	default:
@@ -91,7 +107,7 @@ func (o *bashOutput) persist() {
 		return
 	}
 	o.path = path
-	o.file.Write(o.pending)
+	o.writeFile(o.pending)
 	o.pending = nil
 }
 

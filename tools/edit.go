@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -112,7 +113,29 @@ func (t *EditTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if err := syscall.Access(abs, 0x4|0x2); err != nil { // R_OK|W_OK, as pi checks
 		return agent.ToolResult{}, fmt.Errorf("Could not edit file: %s. %s.", p.Path, errorCode(err))
 	}
-	data, err := os.ReadFile(abs)
+	files, err := ws.tree(abs, false)
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	defer files.close()
+	// One open, through the workspace's root, for the read and the write:
+	// the file edited is the file checked.
+	f, err := files.open(abs, os.O_RDWR, 0)
+	if err != nil {
+		if isOutside(err) {
+			return agent.ToolResult{}, err
+		}
+		return agent.ToolResult{}, fmt.Errorf("Could not edit file: %s. %s.", p.Path, errorCode(err))
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err == nil {
+		err = checkRegular(info, p.Path)
+	}
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return agent.ToolResult{}, fmt.Errorf("Could not edit file: %s. %s.", p.Path, errorCode(err))
 	}
@@ -132,7 +155,10 @@ func (t *EditTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 		return agent.ToolResult{}, err
 	}
 	final := []byte(bom + updated)
-	if err := os.WriteFile(abs, final, 0o644); err != nil {
+	if err := f.Truncate(0); err != nil {
+		return agent.ToolResult{}, nodeError(err, "open", abs)
+	}
+	if _, err := f.WriteAt(final, 0); err != nil {
 		return agent.ToolResult{}, nodeError(err, "open", abs)
 	}
 	diff, first := unifiedDiff(toLF(raw), toLF(updated))

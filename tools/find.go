@@ -86,7 +86,12 @@ func (t *FindTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 		return agent.ToolResult{}, fmt.Errorf("Invalid glob pattern: %s", p.Pattern)
 	}
 	var found []string
-	err = walkSearch(ctx, root, ws.root, func(e walkEntry) error {
+	files, err := ws.tree(root, true)
+	if err != nil {
+		return agent.ToolResult{}, fmt.Errorf("Path not found: %s", root)
+	}
+	defer files.close()
+	err = walkSearch(ctx, files, root, ws.root, func(e walkEntry) error {
 		if !glob.match(e.rel) {
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,14 +102,25 @@ func (t *GrepTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if err := g.compile(); err != nil {
 		return agent.ToolResult{}, err
 	}
+	files, err := ws.tree(root, true)
+	if err != nil {
+		return agent.ToolResult{}, fmt.Errorf("Path not found: %s", root)
+	}
+	defer files.close()
 	if g.searchIsFile {
-		err = g.searchFile(root, filepath.Base(root))
+		err = g.searchFile(files, root, filepath.Base(root))
+		if isOutside(err) {
+			return agent.ToolResult{}, err
+		}
 	} else {
-		err = walkSearch(ctx, root, ws.root, func(e walkEntry) error {
+		err = walkSearch(ctx, files, root, ws.root, func(e walkEntry) error {
 			if e.isDir || e.symlink || (g.glob != nil && !g.glob.match(e.rel)) {
 				return nil
 			}
-			return g.searchFile(e.abs, e.rel)
+			if err := g.searchFile(files, e.abs, e.rel); !isOutside(err) {
+				return err
+			}
+			return nil // swapped for a symlink out while the walk ran: skipped
 		})
 	}
 	if err != nil && err != errStopSearch {
@@ -146,16 +158,25 @@ func (g *grepRun) compile() error {
 // errStopSearch ends a walk once the match limit is reached.
 var errStopSearch = fmt.Errorf("match limit reached")
 
-func (g *grepRun) searchFile(abs, display string) error {
-	info, err := os.Stat(abs)
+// searchFile greps one file, opened through the workspace's root; pipes,
+// devices and sockets are skipped (reading one could block forever).
+func (g *grepRun) searchFile(files *tree, abs, display string) error {
+	f, info, err := files.openRegular(abs, display)
 	if err != nil {
+		if isOutside(err) {
+			return err
+		}
+		return nil // rg skips unreadable files too
+	}
+	defer f.Close()
+	if info.IsDir() {
 		return nil
 	}
 	if info.Size() > GrepMaxFileBytes {
 		g.skippedLarge++
 		return nil
 	}
-	data, err := os.ReadFile(abs)
+	data, err := io.ReadAll(io.LimitReader(f, GrepMaxFileBytes))
 	if err != nil || isBinary(data) {
 		return nil // rg skips unreadable and binary files too
 	}

@@ -73,14 +73,28 @@ func (t *LsTool) execute(ctx context.Context, call Call) (agent.ToolResult, erro
 	if p.Limit != nil {
 		limit = max(1, *p.Limit)
 	}
-	info, err := os.Stat(dir)
+	files, err := ws.tree(dir, true)
+	if err != nil {
+		return agent.ToolResult{}, fmt.Errorf("Path not found: %s", dir)
+	}
+	defer files.close()
+	// The directory listed is the one opened through the workspace's root.
+	f, err := files.open(dir, os.O_RDONLY, 0)
+	if err != nil {
+		if isOutside(err) {
+			return agent.ToolResult{}, err
+		}
+		return agent.ToolResult{}, fmt.Errorf("Path not found: %s", dir)
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return agent.ToolResult{}, fmt.Errorf("Path not found: %s", dir)
 	}
 	if !info.IsDir() {
 		return agent.ToolResult{}, fmt.Errorf("Not a directory: %s", dir)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return agent.ToolResult{}, fmt.Errorf("Cannot read directory: %v", err)
 	}

@@ -5,11 +5,13 @@ import (
 	"context"
 	_ "embed"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -83,33 +85,54 @@ func (t *ReadTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if err := aborted(ctx); err != nil {
 		return agent.ToolResult{}, err
 	}
-	info, err := os.Stat(abs)
+	files, err := ws.tree(abs, true)
 	if err != nil {
 		return agent.ToolResult{}, nodeError(err, "access", abs)
 	}
+	defer files.close()
+	// One open for everything read looks at, so the file checked is the
+	// file read.
+	f, info, err := files.openRegular(abs, p.Path)
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) && errno == syscall.EACCES {
+			return agent.ToolResult{}, nodeError(err, "open", abs)
+		}
+		return agent.ToolResult{}, nodeError(err, "access", abs)
+	}
+	defer f.Close()
 	if info.IsDir() {
 		return agent.ToolResult{}, fmt.Errorf("EISDIR: illegal operation on a directory, read")
 	}
-	head, err := readHead(abs, 512)
-	if err != nil {
+	head := make([]byte, 512)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
 		return agent.ToolResult{}, nodeError(err, "open", abs)
 	}
+	head = head[:n]
 	if mime := imageMime(head); mime != "" {
-		return readImage(abs, mime, info.Size())
+		return readImage(f, mime, info.Size())
 	}
 	if info.Size() > ReadMaxFileBytes {
-		return agent.ToolResult{}, fmt.Errorf("File %s is %s; read loads files up to %s. Use bash (e.g. sed -n '1,%dp' %s) to view part of it.",
-			p.Path, FormatSize(int(info.Size())), FormatSize(ReadMaxFileBytes), DefaultMaxLines, p.Path)
+		return agent.ToolResult{}, tooBig(p.Path, info.Size())
 	}
-	data, err := os.ReadFile(abs)
+	data, err := io.ReadAll(io.LimitReader(f, ReadMaxFileBytes+1))
 	if err != nil {
 		return agent.ToolResult{}, nodeError(err, "open", abs)
+	}
+	if len(data) > ReadMaxFileBytes { // it grew while read
+		return agent.ToolResult{}, tooBig(p.Path, int64(len(data)))
 	}
 	if isBinary(data) {
 		return agent.ToolResult{}, fmt.Errorf("Cannot read binary file %s (%s, not a supported image). Use bash (e.g. file or xxd | head) to inspect it.",
 			p.Path, FormatSize(len(data)))
 	}
 	return readText(strings.ToValidUTF8(string(data), "\uFFFD"), p)
+}
+
+func tooBig(path string, size int64) error {
+	return fmt.Errorf("File %s is %s; read loads files up to %s. Use bash (e.g. sed -n '1,%dp' %s) to view part of it.",
+		path, FormatSize(int(size)), FormatSize(ReadMaxFileBytes), DefaultMaxLines, path)
 }
 
 // readText applies offset, limit and head truncation with pi's notices.
@@ -153,16 +176,19 @@ func readText(content string, p ReadParams) (agent.ToolResult, error) {
 }
 
 // readImage attaches an image, or says how to shrink one that is too big.
-func readImage(abs, mime string, size int64) (agent.ToolResult, error) {
+func readImage(f *os.File, mime string, size int64) (agent.ToolResult, error) {
 	note := fmt.Sprintf("Read image file [%s]", mime)
 	if size > ReadMaxImageBytes {
 		note += fmt.Sprintf("\n[Image omitted: %s exceeds the %s inline image limit. Use bash to make a smaller copy (e.g. convert in.png -resize 50%% out.jpg) and read that.]",
 			FormatSize(int(size)), FormatSize(ReadMaxImageBytes))
 		return agent.TextResult(note), nil
 	}
-	data, err := os.ReadFile(abs)
+	data, err := io.ReadAll(io.LimitReader(f, ReadMaxImageBytes+1))
 	if err != nil {
-		return agent.ToolResult{}, nodeError(err, "open", abs)
+		return agent.ToolResult{}, nodeError(err, "open", f.Name())
+	}
+	if len(data) > ReadMaxImageBytes { // it grew while read
+		return readImage(f, mime, int64(len(data)))
 	}
 	return agent.ToolResult{Content: []agent.Content{
 		agent.Text(note),
@@ -177,20 +203,6 @@ func imageMime(head []byte) string {
 		return m
 	}
 	return ""
-}
-
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	k, err := io.ReadFull(f, buf)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, err
-	}
-	return buf[:k], nil
 }
 
 // isBinary is git's test: a NUL byte near the start.

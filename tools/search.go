@@ -2,11 +2,14 @@ package tools
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -60,13 +63,14 @@ func parseGitignore(base, text string) []ignoreRule {
 type ignorer struct {
 	byDir map[string][]ignoreRule
 	top   []ignoreRule // from the search root's ancestors
+	files *tree        // reads the .gitignore files
 }
 
 // newIgnorer reads .gitignore files from root's ancestors down to root,
 // starting at the repository root (a directory holding .git) or at stop,
 // whichever is nearer; rules above a repository do not apply in it.
-func newIgnorer(root, stop string) *ignorer {
-	ig := &ignorer{byDir: map[string][]ignoreRule{}}
+func newIgnorer(root, stop string, files *tree) *ignorer {
+	ig := &ignorer{byDir: map[string][]ignoreRule{}, files: files}
 	var dirs []string
 	for dir := filepath.Dir(root); within(stop, dir) && dir != root; dir = filepath.Dir(dir) {
 		dirs = append(dirs, dir)
@@ -87,7 +91,16 @@ func newIgnorer(root, stop string) *ignorer {
 }
 
 func (ig *ignorer) load(dir string) []ignoreRule {
-	b, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	path := filepath.Join(dir, ".gitignore")
+	f, info, err := ig.files.openRegular(path, path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if info.IsDir() {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, GrepMaxFileBytes))
 	if err != nil {
 		return nil
 	}
@@ -143,14 +156,16 @@ type walkEntry struct {
 // walkSearch visits every path below root that .gitignore does not exclude,
 // in lexical order, hidden files included and .git excluded (rg and fd as
 // pi calls them: --hidden, gitignore honoured). Symlinks are reported but
-// not followed.
-func walkSearch(ctx context.Context, root, stop string, visit func(walkEntry) error) error {
+// not followed. Directories and .gitignore files are opened through files,
+// so the walk cannot be led out of the workspace by a directory swapped for
+// a symlink while it runs.
+func walkSearch(ctx context.Context, files *tree, root, stop string, visit func(walkEntry) error) error {
 	// A search root given as a symlink is followed, as rg and fd do.
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	ig := newIgnorer(root, stop)
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	ig := newIgnorer(root, stop, files)
+	return files.walk(root, func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
 			return errAborted
 		}
@@ -177,6 +192,75 @@ func walkSearch(ctx context.Context, root, stop string, visit func(walkEntry) er
 		rel, _ := filepath.Rel(root, p)
 		return visit(walkEntry{abs: p, rel: filepath.ToSlash(rel), isDir: isDir, symlink: d.Type()&fs.ModeSymlink != 0})
 	})
+}
+
+// walk is filepath.WalkDir over the tree: every directory is opened through
+// the root (O_DIRECTORY, so a pipe swapped in cannot block), entries come
+// in lexical order, symlinks are reported and not entered.
+func (t *tree) walk(root string, fn fs.WalkDirFunc) error {
+	if t.root == nil {
+		return filepath.WalkDir(root, fn)
+	}
+	f, err := t.open(root, os.O_RDONLY, 0)
+	if err != nil {
+		return fn(root, nil, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fn(root, nil, err)
+	}
+	err = fn(root, fs.FileInfoToDirEntry(info), nil)
+	if err != nil || !info.IsDir() {
+		f.Close()
+		if err == filepath.SkipDir || err == filepath.SkipAll {
+			return nil
+		}
+		return err
+	}
+	rel, _ := t.rel(root)
+	if err := t.walkDir(f, root, rel, fn); err != filepath.SkipAll {
+		return err
+	}
+	return nil
+}
+
+// walkDir visits the entries of the open directory f, then closes it.
+func (t *tree) walkDir(f *os.File, abs, rel string, fn fs.WalkDirFunc) error {
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		if err := fn(abs, nil, err); err != nil && err != filepath.SkipDir {
+			return err
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		childAbs, childRel := filepath.Join(abs, e.Name()), filepath.Join(rel, e.Name())
+		if err := fn(childAbs, e, nil); err != nil {
+			if err == filepath.SkipDir {
+				if e.IsDir() {
+					continue
+				}
+				return nil // the rest of this directory
+			}
+			return err
+		}
+		if !e.IsDir() {
+			continue
+		}
+		child, err := t.root.OpenFile(childRel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			if err := fn(childAbs, e, err); err != nil && err != filepath.SkipDir {
+				return err
+			}
+			continue
+		}
+		if err := t.walkDir(child, childAbs, childRel, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // globMatcher matches search paths against a glob the way fd and rg do: a

@@ -3,9 +3,11 @@ package tools
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -66,11 +68,39 @@ func (t *WriteTool) execute(ctx context.Context, call Call) (agent.ToolResult, e
 	if err := aborted(ctx); err != nil {
 		return agent.ToolResult{}, err
 	}
+	files, err := ws.tree(abs, false)
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	defer files.close()
 	dir := filepath.Dir(abs)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := files.mkdirAll(dir); err != nil {
 		return agent.ToolResult{}, nodeError(err, "mkdir", dir)
 	}
-	if err := os.WriteFile(abs, []byte(p.Content), 0o644); err != nil {
+	// Through the workspace's root, never truncating before the file is
+	// known to be a regular file inside it.
+	f, err := files.open(abs, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.ENXIO) { // a named pipe nobody reads
+			return agent.ToolResult{}, fmt.Errorf("%s is a named pipe, not a regular file; file tools only read and write regular files.", p.Path)
+		}
+		return agent.ToolResult{}, nodeError(err, "open", abs)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err == nil {
+		err = checkRegular(info, p.Path)
+	}
+	if err == nil && info.IsDir() {
+		err = syscall.EISDIR
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write([]byte(p.Content))
+	}
+	if err != nil {
 		return agent.ToolResult{}, nodeError(err, "open", abs)
 	}
 	return agent.TextResult(fmt.Sprintf("Successfully wrote %d bytes to %s", len(p.Content), p.Path)), nil
