@@ -290,9 +290,12 @@ func benchLoop(ctx context.Context, args []string) error {
 
 	// Where the time goes.
 	fmt.Printf("\nwhere the time goes (history event times of the last run):\n")
-	for _, name := range []string{scSeq0, scPar0} {
-		if r := results[name]; r != nil {
-			printBreakdown(os.Stdout, name, r.lastHist, 5)
+	for _, b := range []struct {
+		name string
+		turn int
+	}{{scSeq0, 5}, {scPar0, 5}, {scBatch, 1}} {
+		if r := results[b.name]; r != nil {
+			printBreakdown(os.Stdout, b.name, r.lastHist, b.turn)
 			fmt.Println()
 		}
 	}
