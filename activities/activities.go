@@ -44,6 +44,7 @@ type Activities struct {
 	NoContextCache bool
 
 	contexts *contextCache
+	tools    running
 }
 
 // New returns activities over the given registries.
@@ -80,11 +81,12 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs)), SearchAttributes: a.SearchAttributes}
 	for _, d := range defs {
 		out.Tools = append(out.Tools, ToolInfo{
-			Name:          d.Name,
-			ExecutionMode: d.ExecutionMode,
-			ReadOnly:      d.ReadOnly,
-			Timeout:       d.Durability.Timeout,
-			MaxAttempts:   d.Durability.MaxAttempts,
+			Name:             d.Name,
+			ExecutionMode:    d.ExecutionMode,
+			ReadOnly:         d.ReadOnly,
+			Timeout:          d.Durability.Timeout,
+			MaxAttempts:      d.Durability.MaxAttempts,
+			HeartbeatTimeout: d.Durability.HeartbeatTimeout,
 		})
 	}
 	return out, nil

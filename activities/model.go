@@ -37,7 +37,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()
 	if err != nil {
-		return ModelTurnOutput{}, modelError(err)
+		return ModelTurnOutput{}, modelError(err, msg)
 	}
 	if msg.Timestamp == 0 {
 		msg.Timestamp = time.Now().UnixMilli()
@@ -69,13 +69,16 @@ func (a *Activities) modelTools(names []string) []llm.Tool {
 }
 
 // modelError turns a provider failure into an error Temporal can act on.
-func modelError(err error) error {
+// What the provider had returned (api, usage, partial content) goes along
+// as the error's details: when retries are exhausted, the workflow ends
+// the turn with it, as pi-ai ends a failed stream.
+func modelError(err error, partial agent.Message) error {
 	e, ok := llm.AsError(err)
 	if !ok {
 		return temporal.NewApplicationErrorWithOptions(err.Error(), string(llm.ErrUnavailable),
-			temporal.ApplicationErrorOptions{Cause: err})
+			temporal.ApplicationErrorOptions{Cause: err, Details: []any{partial}})
 	}
-	opts := temporal.ApplicationErrorOptions{NonRetryable: !e.Kind.Retryable()}
+	opts := temporal.ApplicationErrorOptions{NonRetryable: !e.Kind.Retryable(), Details: []any{partial}}
 	if e.RetryAfter > 0 {
 		opts.NextRetryDelay = e.RetryAfter
 	}

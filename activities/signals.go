@@ -123,10 +123,10 @@ func (u *updateSender) signal(update ToolUpdate) {
 type runControl struct {
 	a    *Activities
 	info activity.Info
-	// cancelTool cancels the calling tool's context: a tool that aborts
-	// its run is aborted with it, at once, as in pi where they share one
-	// signal.
-	cancelTool context.CancelFunc
+	// cancelTools cancels the contexts of the run's tools running in this
+	// process, the caller's included: a tool that aborts its run is aborted
+	// with it, at once, as in pi where they share one signal.
+	cancelTools func()
 }
 
 func (r runControl) Steer(ctx context.Context, m agent.Message) error {
@@ -139,8 +139,8 @@ func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
 
 func (r runControl) Abort(ctx context.Context, reason string) error {
 	err := r.signal(ctx, SignalAbort, AbortRequest{Reason: reason})
-	if r.cancelTool != nil {
-		r.cancelTool()
+	if r.cancelTools != nil {
+		r.cancelTools()
 	}
 	return err
 }

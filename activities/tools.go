@@ -82,6 +82,8 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	defer stopHeartbeat()
 	toolCtx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
+	runKey := fmt.Sprintf("%s/%s/%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, in.AgentRun)
+	defer a.tools.add(runKey, cancel)()
 	if in.Args == nil {
 		in.Args = map[string]any{}
 	}
@@ -98,9 +100,9 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		Name:           in.ToolName,
 		Args:           in.Args,
 		Workspace:      workspace,
-		IdempotencyKey: idempotencyKey(info, in.ToolCallID),
+		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, in.ToolCallID, info.WorkflowExecution.RunID, info.ActivityID),
 		Update:         updates.send,
-		Run:            runControl{a: a, info: info, cancelTool: cancel},
+		Run:            runControl{a: a, info: info, cancelTools: func() { a.tools.cancel(runKey) }},
 		ReportDuration: func(d time.Duration) { reported = &d },
 	}
 	result, err := callSafely(func() (agent.ToolResult, error) { return tool.Execute(toolCtx, call) })
@@ -119,12 +121,13 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	return ExecuteOutput{Result: capResult(result), Duration: took}, nil
 }
 
-// idempotencyKey names one tool execution across its retries: the workflow
+// IdempotencyKey names one tool execution across its retries: the workflow
 // and tool call ids, then the run and activity ids, because a model may
 // reuse a tool call id and a session continues as new under one workflow
-// id.
-func idempotencyKey(info activity.Info, callID string) string {
-	return info.WorkflowExecution.ID + "/" + callID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+// id. The workflow builds the same key to ask a tool's host what became of
+// a lost execution.
+func IdempotencyKey(workflowID, callID, runID, activityID string) string {
+	return workflowID + "/" + callID + "/" + runID + "/" + activityID
 }
 
 // FinalizeToolCall runs the after hooks in order, each seeing the result of

@@ -42,6 +42,8 @@ type ToolInfo struct {
 	ReadOnly      bool                `json:"readOnly,omitempty"`
 	Timeout       time.Duration       `json:"timeout,omitempty"`
 	MaxAttempts   int                 `json:"maxAttempts,omitempty"`
+	// HeartbeatTimeout is the tool's Durability.HeartbeatTimeout.
+	HeartbeatTimeout time.Duration `json:"heartbeatTimeout,omitempty"`
 }
 
 // ResolveRunOutput lists the run's tools in input order.
@@ -132,6 +134,9 @@ type ExecuteInput struct {
 	Workspace  string         `json:"workspace,omitempty"`
 	// Aborted makes the tool's context cancelled from the start.
 	Aborted bool `json:"aborted,omitempty"`
+	// AgentRun numbers the agent run within the workflow run (a session
+	// runs one per prompt): an abort is the agent run's.
+	AgentRun int `json:"agentRun,omitempty"`
 }
 
 // ExecuteOutput is the tool's result; IsError is set when the tool failed.

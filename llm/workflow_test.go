@@ -1090,6 +1090,7 @@ func TestWorkflowModelFailsFast(t *testing.T) {
 				final := lastMessage(res)
 				require.Equal(t, agent.StopReasonError, final.StopReason)
 				require.Equal(t, fc.text, final.ErrorMessage)
+				require.NotEmpty(t, final.API, "the failed turn keeps what the provider returned, as pi-ai's error message does")
 				require.Equal(t, agent.StopReasonError, res.StopReason)
 				require.Equal(t, fc.text, res.ErrorMessage)
 

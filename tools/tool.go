@@ -41,6 +41,11 @@ type Durability struct {
 	// MaxAttempts is 1 for tools that must not run twice by accident
 	// (bash, write); 0 means the default retry policy.
 	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// HeartbeatTimeout is how long the tool's worker may go silent before
+	// the attempt counts as lost; 0 means the workflow's default (30 s).
+	// ExecuteToolCall heartbeats every 50 ms whatever the tool does, so a
+	// few seconds are enough on a healthy network.
+	HeartbeatTimeout time.Duration `json:"heartbeatTimeout,omitempty"`
 }
 
 // Tool is one tool the model can call.

@@ -7,7 +7,9 @@ import (
 	"context"
 	"flag"
 	"os"
+	"path/filepath"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/tools/journal"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -29,6 +32,7 @@ func main() {
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
+	journalDir := flag.String("tool-journal", defaultJournalDir(), "where single-attempt tools (bash, write) record their outcomes, so a run can recover one whose worker was lost")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
 	flag.Parse()
@@ -52,7 +56,11 @@ func main() {
 	models.Register(llm.ScriptedProviderName, scripted)
 	providers := llm.RegisterFromEnv(models, os.Getenv)
 	secretenv.Unset() // every secret has been read: keep them from the tools' commands
-	acts := activities.New(c, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry())
+	j, err := journal.OpenJournal(*journalDir)
+	if err != nil {
+		z.Fatal("open tool journal: " + err.Error())
+	}
+	acts := activities.New(c, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{}))...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
 	if err := agentclient.CheckSearchAttributes(context.Background(), c, opts.Namespace); err != nil {
 		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
@@ -66,6 +74,9 @@ func main() {
 		tw := worker.New(c, *toolQueue, workflows.WorkerOptions())
 		tw.RegisterActivity(acts)
 		workers = append(workers, tw)
+	}
+	for _, w := range workers {
+		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
 	}
 	encryption := "off"
 	if !keys.Empty() {
@@ -83,4 +94,14 @@ func main() {
 	if err := workers[0].Run(worker.InterruptCh()); err != nil {
 		z.Fatal("worker: " + err.Error())
 	}
+}
+
+// defaultJournalDir is a directory that survives the worker: the user's
+// state directory.
+func defaultJournalDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "agentloop-tool-journal")
+	}
+	return filepath.Join(home, ".local", "state", "agentloop", "tool-journal")
 }

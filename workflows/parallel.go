@@ -30,8 +30,12 @@ type preparedCall struct {
 // chain is one prepared call on its way through execute and finalize.
 type chain struct {
 	preparedCall
-	exec     workflow.Future
-	fin      workflow.Future
+	exec workflow.Future
+	fin  workflow.Future
+	// lookup asks the host about a lost single-attempt tool; lost is the
+	// attempt's error.
+	lookup   workflow.Future
+	lost     error
 	executed activities.ExecuteOutput
 	// done is set when every stage has finished.
 	done *finalized
@@ -121,13 +125,31 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 
 // advance moves a chain on when its current stage is ready.
 func (l *loop) advance(ctx workflow.Context, c *chain) {
+	var out activities.ExecuteOutput
+	executed := false
 	if c.exec != nil && c.exec.IsReady() {
-		out, ok := executeResult(ctx, c.exec)
-		c.exec = nil
-		if !ok {
-			c.exec = l.startExecute(c.call, c.args)
-			return
+		if id, lost := l.lostAttempt(c.call, c.exec.Get(ctx, nil)); lost {
+			c.lost, c.exec = c.exec.Get(ctx, nil), nil
+			if c.lookup = l.startLookup(ctx, c.call, id); c.lookup != nil {
+				return
+			}
+			out, executed = lookupResult(ctx, nil, c.lost), true
+		} else {
+			var ok bool
+			out, ok = executeResult(ctx, c.exec)
+			c.exec = nil
+			if !ok {
+				c.exec = l.startExecute(c.call, c.args)
+				return
+			}
+			executed = true
 		}
+	}
+	if c.lookup != nil && c.lookup.IsReady() {
+		out, executed = lookupResult(ctx, c.lookup, c.lost), true
+		c.lookup = nil
+	}
+	if executed {
 		c.executed = out
 		if len(l.cfg.AfterToolCall) == 0 {
 			l.finished(c, finalized{call: c.call, result: out.Result, isError: out.IsError})
@@ -221,8 +243,10 @@ func (l *loop) waitAny(ctx workflow.Context, b *batch, timer workflow.Future) {
 			return true
 		}
 		for _, c := range b.chains {
-			if (c.exec != nil && c.exec.IsReady()) || (c.fin != nil && c.fin.IsReady()) {
-				return true
+			for _, f := range []workflow.Future{c.exec, c.fin, c.lookup} {
+				if f != nil && f.IsReady() {
+					return true
+				}
 			}
 		}
 		return false
@@ -231,11 +255,10 @@ func (l *loop) waitAny(ctx workflow.Context, b *batch, timer workflow.Future) {
 		s := workflow.NewSelector(ctx)
 		l.addSignalCases(s)
 		for _, c := range b.chains {
-			if c.exec != nil {
-				s.AddFuture(c.exec, func(workflow.Future) {})
-			}
-			if c.fin != nil {
-				s.AddFuture(c.fin, func(workflow.Future) {})
+			for _, f := range []workflow.Future{c.exec, c.fin, c.lookup} {
+				if f != nil {
+					s.AddFuture(f, func(workflow.Future) {})
+				}
 			}
 		}
 		if timer != nil {

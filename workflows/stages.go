@@ -66,6 +66,9 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 	if info.MaxAttempts > 0 {
 		opts.RetryPolicy.MaximumAttempts = int32(info.MaxAttempts)
 	}
+	if info.HeartbeatTimeout > 0 {
+		opts.HeartbeatTimeout = info.HeartbeatTimeout
+	}
 	if l.aborted {
 		// After an abort nothing can cancel this activity, so it must not
 		// wait forever for a worker that never comes.
@@ -78,6 +81,7 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 			Args:       args,
 			Workspace:  l.cfg.Workspace,
 			Aborted:    l.aborted,
+			AgentRun:   l.runNumber,
 		})
 }
 
@@ -102,6 +106,13 @@ func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string
 	for {
 		f := l.startExecute(call, args)
 		l.wait(ctx, f)
+		if id, lost := l.lostAttempt(call, f.Get(ctx, nil)); lost {
+			lf := l.startLookup(ctx, call, id)
+			if lf != nil {
+				l.wait(ctx, lf)
+			}
+			return lookupResult(ctx, lf, f.Get(ctx, nil))
+		}
 		if out, ok := executeResult(ctx, f); ok {
 			return out
 		}

@@ -32,6 +32,8 @@ type loop struct {
 	// runStart is where the current run's new messages begin in the
 	// context: pi's newMessages is context.Messages[runStart:].
 	runStart int
+	// runNumber counts the agent runs of this workflow run.
+	runNumber int
 	// modelBase is how many context messages the model-turn activity's
 	// cache already holds; only later ones go into its input.
 	modelBase     int
@@ -110,6 +112,7 @@ func (l *loop) newMessages() []agent.Message { return l.context.Messages[l.runSt
 // beginRun resets what belongs to one run: pi's Agent makes a fresh abort
 // controller for every run.
 func (l *loop) beginRun() {
+	l.runNumber++
 	l.runStart = l.context.Len()
 	l.normalTurns = 0
 	l.stopReason, l.errorMessage = "", ""

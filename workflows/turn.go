@@ -117,9 +117,22 @@ func (l *loop) abortedMessage(ctx workflow.Context) agent.Message {
 }
 
 // failedMessage ends the turn as pi ends a failed call: an assistant message
-// with stopReason error and the provider's error text.
+// with stopReason error and the provider's error text, keeping what the
+// provider had returned (api, usage, partial content) when the activity
+// passed it along.
 func (l *loop) failedMessage(ctx workflow.Context, err error) agent.Message {
 	m := l.assistantShell(ctx)
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		var partial agent.Message
+		if appErr.Details(&partial) == nil && partial.Role == agent.RoleAssistant {
+			m.API, m.ResponseID, m.ResponseModel = partial.API, partial.ResponseID, partial.ResponseModel
+			m.Content = append(m.Content, partial.Content...)
+			if partial.Usage != nil {
+				m.Usage = partial.Usage
+			}
+		}
+	}
 	m.StopReason = agent.StopReasonError
 	m.ErrorMessage = failureText(err)
 	return m

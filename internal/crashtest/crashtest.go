@@ -7,8 +7,8 @@
 // worker processes that they kill with SIGKILL: while a model turn streams,
 // while a read-only tool runs, while bash runs, between prepare and execute,
 // while the server itself is down, and across a deployment that changes the
-// workflow code. PROPOSAL.md beside this file describes the changes the
-// tests ask of workflows/ and activities/.
+// workflow code, and the recovery of a lost single-attempt tool from its
+// host's tool journal.
 package crashtest
 
 import (
@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/tools/journal"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -189,35 +189,25 @@ type ToolOptions struct {
 	// SlowReadTimeout.
 	SlowReadTimeout time.Duration
 	// Journal, when set, journals the single-attempt tools (bash, write).
-	Journal *Journal
+	Journal *journal.Journal
 	// PauseAfterRecord delays the report of a journaled outcome.
 	PauseAfterRecord time.Duration
-	// BashHeartbeat sets bash's Durability.HeartbeatTimeout, the per-tool
-	// heartbeat timeout PROPOSAL.md asks for (change 1). Until
-	// tools.Durability has that field it does nothing; HasHeartbeatTimeout
-	// says which.
+	// BashHeartbeat sets bash's Durability.HeartbeatTimeout, so a lost
+	// worker is noticed sooner than after the default 30 s.
 	BashHeartbeat time.Duration
-}
-
-// HasHeartbeatTimeout reports whether tools.Durability has the
-// HeartbeatTimeout field of PROPOSAL.md (change 1).
-func HasHeartbeatTimeout() bool {
-	_, ok := reflect.TypeOf(tools.Durability{}).FieldByName("HeartbeatTimeout")
-	return ok
 }
 
 // Tools returns the worker's tools: the seven built-ins and slow_read.
 func Tools(o ToolOptions) []tools.Tool {
 	ts := append(tools.Builtins(tools.BuiltinOptions{}), SlowRead{Timeout: o.SlowReadTimeout})
 	for i, t := range ts {
-		if t.Definition().Name == tools.BashToolName && o.BashHeartbeat > 0 && HasHeartbeatTimeout() {
+		if t.Definition().Name == tools.BashToolName && o.BashHeartbeat > 0 {
 			def := t.Definition()
-			// Set by name so this compiles before the field exists.
-			reflect.ValueOf(&def.Durability).Elem().FieldByName("HeartbeatTimeout").SetInt(int64(o.BashHeartbeat))
+			def.Durability.HeartbeatTimeout = o.BashHeartbeat
 			ts[i] = &redefined{Tool: t, def: def}
 		}
 		if o.Journal != nil && ts[i].Definition().Durability.MaxAttempts == 1 {
-			ts[i] = &Journaled{Tool: ts[i], Journal: o.Journal, PauseAfterRecord: o.PauseAfterRecord}
+			ts[i] = &journal.Journaled{Tool: ts[i], Journal: o.Journal, PauseAfterRecord: o.PauseAfterRecord}
 		}
 	}
 	return ts

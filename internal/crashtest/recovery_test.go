@@ -1,7 +1,6 @@
 package crashtest_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,21 +10,12 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/tools/journal"
 )
 
-// Tests of the changes PROPOSAL.md asks of workflows/ and activities/. They
-// fail until the changes are made, so they are skipped unless
-// CRASHTEST_PROPOSALS=1 (the heartbeat test also runs by itself once
-// tools.Durability has HeartbeatTimeout).
-const proposalsEnv = "CRASHTEST_PROPOSALS"
-
-// Change 1: a single-attempt tool lost with its worker is reported within
+// A single-attempt tool lost with its worker is reported within
 // its own heartbeat timeout (3 s here) instead of the workflow's fixed 30 s.
 func TestLostBashReportedWithinItsHeartbeatTimeout(t *testing.T) {
-	if !crashtest.HasHeartbeatTimeout() && os.Getenv(proposalsEnv) == "" {
-		t.Skip("fails until tools.Durability has HeartbeatTimeout and the workflow uses it " +
-			"(internal/crashtest/PROPOSAL.md, change 1); " + proposalsEnv + "=1 runs it")
-	}
 	e := newEnv(t)
 	w1 := e.startWorker("w1", "-bash-heartbeat", "3s")
 	id := "heartbeat"
@@ -44,23 +34,19 @@ func TestLostBashReportedWithinItsHeartbeatTimeout(t *testing.T) {
 	require.Less(t, took, 15*time.Second, "the lost bash was reported after the workflow's 30 s heartbeat timeout, not bash's 3 s")
 }
 
-// The recovery path of PROPOSAL.md: bash's worker journals the outcome and
+// The recovery path (workflows/lost.go, tools/journal): bash's worker journals the outcome and
 // dies before reporting it. Once the workflow asks LookupToolOutcome after a
 // lost single-attempt tool, the call ends with the recorded result instead
 // of the lost-worker error, and bash does not run again.
 func TestKillWorkerAfterJournaledOutcome(t *testing.T) {
-	if os.Getenv(proposalsEnv) == "" {
-		t.Skip("fails until the workflow asks LookupToolOutcome after a lost single-attempt tool " +
-			"(internal/crashtest/PROPOSAL.md, change 2); " + proposalsEnv + "=1 runs it")
-	}
 	e := newEnv(t)
 	w1 := e.startWorker("w1", "-journal", "-journal-pause", "60s", "-bash-heartbeat", "3s")
 	id := "journal"
 	e.start(id, e.input(crashtest.ModelJournal, tools.BashToolName))
-	j := &crashtest.Journal{Dir: filepath.Join(e.dir, "journal")}
+	j := &journal.Journal{Dir: filepath.Join(e.dir, "journal")}
 	e.waitFor("bash outcome journaled on w1", 30*time.Second, func() bool {
 		rs, _ := j.Records()
-		return len(rs) == 1 && rs[0].State == crashtest.StateCompleted
+		return len(rs) == 1 && rs[0].State == journal.StateCompleted
 	})
 	e.killWorker(w1, "after journaling, before reporting")
 	killed := time.Now()
@@ -76,7 +62,7 @@ func TestKillWorkerAfterJournaledOutcome(t *testing.T) {
 	require.Len(t, lines(e.path(crashtest.Marker), "done"), 1, "bash ran exactly once")
 	as := e.logActivities(id)
 	require.Len(t, ofType(as, executeActivity), 1)
-	lookups := ofType(as, crashtest.LookupActivity)
+	lookups := ofType(as, journal.LookupActivity)
 	require.Len(t, lookups, 1)
 	require.Equal(t, "completed", lookups[0].Outcome)
 }

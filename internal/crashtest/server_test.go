@@ -19,7 +19,7 @@ import (
 // attempt cannot time out while the server is down. (With its usual 6 s the
 // attempt timed out before the late result arrived and slow_read, being
 // read-only, ran again; a single-attempt tool would have ended as lost: a
-// second case the journal of PROPOSAL.md recovers.)
+// second case the tool journal recovers.)
 func TestServerRestartMidRun(t *testing.T) {
 	e := newEnv(t)
 	w := e.startWorker("w1", "-slow-read-timeout", "30s")

@@ -1,4 +1,19 @@
-package crashtest
+// Package journal is the tool-outcome journal: the recovery path for
+// single-attempt tools (bash, write: Durability.MaxAttempts 1) whose worker
+// is lost.
+//
+// Temporal does not retry such a tool, so a worker that dies after the tool
+// finished but before its result reached the server turns a finished
+// command into "the worker running it stopped responding". The journal
+// closes that gap: the tool's worker records the outcome on its own disk,
+// keyed by the call's idempotency key, before ExecuteToolCall reports it;
+// when the workflow sees the attempt lost, it asks the host (the
+// LookupToolOutcome activity on the same task queue) and uses a recorded
+// outcome instead of the lost-worker error. Nothing here imports the
+// activities package: Journaled wraps a tools.Tool and LookupToolOutcome is a
+// plain activity function, registered by name; workflows/lost.go is the
+// workflow side.
+package journal
 
 import (
 	"context"
@@ -15,21 +30,6 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/tools"
 )
-
-// The tool-outcome journal: the recovery path for single-attempt tools
-// (bash, write: Durability.MaxAttempts 1) whose worker is lost.
-//
-// Temporal does not retry such a tool, so a worker that dies after the tool
-// finished but before its result reached the server turns a finished
-// command into "the worker running it stopped responding". The journal
-// closes that gap: the tool's worker records the outcome on its own disk,
-// keyed by the call's idempotency key, before ExecuteToolCall reports it;
-// when the workflow sees the attempt lost, it asks the host (the
-// LookupToolOutcome activity on the same task queue) and uses a recorded
-// outcome instead of the lost-worker error. Nothing here imports the
-// activities package: Journaled wraps a tools.Tool and LookupToolOutcome is a
-// plain activity function, registered by name. PROPOSAL.md describes the
-// workflow side.
 
 // LookupActivity is the activity type name of Journal.LookupToolOutcome.
 const LookupActivity = "LookupToolOutcome"
@@ -264,6 +264,19 @@ func (t *Journaled) Execute(ctx context.Context, call tools.Call) (agent.ToolRes
 		}
 	}
 	return result, err
+}
+
+// Wrap journals every single-attempt tool (Durability.MaxAttempts 1) of ts
+// and returns the others unchanged.
+func Wrap(j *Journal, ts []tools.Tool) []tools.Tool {
+	out := make([]tools.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = t
+		if t.Definition().Durability.MaxAttempts == 1 {
+			out[i] = &Journaled{Tool: t, Journal: j}
+		}
+	}
+	return out
 }
 
 // PrepareArguments passes the wrapped tool's argument preparation through.

@@ -1,4 +1,4 @@
-package crashtest_test
+package journal_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/tools/journal"
 )
 
 type countingTool struct {
@@ -32,23 +32,23 @@ func (c *countingTool) Execute(context.Context, tools.Call) (agent.ToolResult, e
 // key before Execute returns, a completed key is never run again, and the
 // lookup activity reports unknown, started and completed keys.
 func TestJournalRecordsOutcomesByIdempotencyKey(t *testing.T) {
-	j, err := crashtest.OpenJournal(t.TempDir())
+	j, err := journal.OpenJournal(t.TempDir())
 	require.NoError(t, err)
 	ctx := context.Background()
 	inner := &countingTool{result: agent.TextResult("ok")}
-	tool := &crashtest.Journaled{Tool: inner, Journal: j}
+	tool := &journal.Journaled{Tool: inner, Journal: j}
 
-	out, err := j.LookupToolOutcome(ctx, crashtest.LookupInput{Key: "wf/call-1/run/5"})
+	out, err := j.LookupToolOutcome(ctx, journal.LookupInput{Key: "wf/call-1/run/5"})
 	require.NoError(t, err)
-	require.Equal(t, crashtest.StateUnknown, out.State)
+	require.Equal(t, journal.StateUnknown, out.State)
 
 	call := tools.Call{ID: "call-1", IdempotencyKey: "wf/call-1/run/5"}
 	r, err := tool.Execute(ctx, call)
 	require.NoError(t, err)
 	require.Equal(t, "ok", agent.TextOf(r.Content))
-	out, err = j.LookupToolOutcome(ctx, crashtest.LookupInput{Key: call.IdempotencyKey})
+	out, err = j.LookupToolOutcome(ctx, journal.LookupInput{Key: call.IdempotencyKey})
 	require.NoError(t, err)
-	require.Equal(t, crashtest.StateCompleted, out.State)
+	require.Equal(t, journal.StateCompleted, out.State)
 	require.Equal(t, "ok", agent.TextOf(out.Result.Content))
 	require.False(t, out.IsError)
 
@@ -57,23 +57,23 @@ func TestJournalRecordsOutcomesByIdempotencyKey(t *testing.T) {
 	require.Equal(t, "ok", agent.TextOf(r.Content))
 	require.Equal(t, 1, inner.runs, "a completed key returns the record without running the tool")
 
-	failing := &crashtest.Journaled{Tool: &countingTool{err: errors.New("exit code 1")}, Journal: j}
+	failing := &journal.Journaled{Tool: &countingTool{err: errors.New("exit code 1")}, Journal: j}
 	_, err = failing.Execute(ctx, tools.Call{IdempotencyKey: "k2"})
 	require.EqualError(t, err, "exit code 1")
-	out, err = j.LookupToolOutcome(ctx, crashtest.LookupInput{Key: "k2"})
+	out, err = j.LookupToolOutcome(ctx, journal.LookupInput{Key: "k2"})
 	require.NoError(t, err)
-	require.Equal(t, crashtest.StateCompleted, out.State)
+	require.Equal(t, journal.StateCompleted, out.State)
 	require.True(t, out.IsError)
 	require.Equal(t, "exit code 1", agent.TextOf(out.Result.Content))
 
 	// A fault is not an outcome: the key stays started (it may have had
 	// effects), and a lost worker's call would be reported as lost.
-	faulty := &crashtest.Journaled{Tool: &countingTool{err: tools.Fault(errors.New("disk"))}, Journal: j}
+	faulty := &journal.Journaled{Tool: &countingTool{err: tools.Fault(errors.New("disk"))}, Journal: j}
 	_, err = faulty.Execute(ctx, tools.Call{IdempotencyKey: "k3"})
 	require.True(t, tools.IsFault(err))
-	out, err = j.LookupToolOutcome(ctx, crashtest.LookupInput{Key: "k3"})
+	out, err = j.LookupToolOutcome(ctx, journal.LookupInput{Key: "k3"})
 	require.NoError(t, err)
-	require.Equal(t, crashtest.StateStarted, out.State)
+	require.Equal(t, journal.StateStarted, out.State)
 
 	require.NoError(t, j.Prune(time.Now().Add(time.Hour)))
 	rs, err := j.Records()

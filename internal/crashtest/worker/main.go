@@ -23,6 +23,7 @@ import (
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/tools/journal"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -39,7 +40,7 @@ func run() error {
 	dir := flag.String("dir", "", "state directory: hook markers, journal, audit log")
 	variant := flag.String("variant", crashtest.VariantPlain, "workflow variant: plain, unguarded or guarded")
 	hookBlock := flag.Duration("hook-block", 1500*time.Millisecond, "how long the crashtest_block before hook blocks")
-	journal := flag.Bool("journal", false, "journal single-attempt tools and serve LookupToolOutcome")
+	useJournal := flag.Bool("journal", false, "journal single-attempt tools and serve LookupToolOutcome")
 	pause := flag.Duration("journal-pause", 0, "wait this long after journaling an outcome before reporting it")
 	slowRead := flag.Duration("slow-read-timeout", crashtest.SlowReadTimeout, "slow_read's start-to-close timeout")
 	bashHeartbeat := flag.Duration("bash-heartbeat", 0, "bash's Durability.HeartbeatTimeout (once tools.Durability has it)")
@@ -64,9 +65,9 @@ func run() error {
 	}
 	defer c.Close()
 
-	var j *crashtest.Journal
-	if *journal {
-		if j, err = crashtest.OpenJournal(filepath.Join(*dir, "journal")); err != nil {
+	var j *journal.Journal
+	if *useJournal {
+		if j, err = journal.OpenJournal(filepath.Join(*dir, "journal")); err != nil {
 			return err
 		}
 	}
@@ -84,7 +85,7 @@ func run() error {
 		return err
 	}
 	if j != nil {
-		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: crashtest.LookupActivity})
+		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
 	}
 	if err := w.Start(); err != nil {
 		return err
