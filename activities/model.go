@@ -87,7 +87,8 @@ func modelError(err error, partial agent.Message) error {
 
 // heartbeatUntilDone heartbeats on a ticker until the returned stop is
 // called, so a long call keeps proving the worker alive and learns of
-// cancellation (abort) through the heartbeat response.
+// cancellation (abort) through the heartbeat response. The first heartbeat
+// waits one interval: a tool that is done by then costs no heartbeat RPC.
 func (a *Activities) heartbeatUntilDone(ctx context.Context) (stop func()) {
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
@@ -99,7 +100,6 @@ func (a *Activities) heartbeatUntilDone(ctx context.Context) (stop func()) {
 		defer close(finished)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		activity.RecordHeartbeat(ctx)
 		for {
 			select {
 			case <-done:

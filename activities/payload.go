@@ -48,6 +48,19 @@ func capResult(r agent.ToolResult) agent.ToolResult {
 	return out
 }
 
+// maxErrorBytes bounds an error message that travels as an activity
+// failure: it is not a result, but it is recorded all the same.
+const maxErrorBytes = 64 << 10
+
+// capText cuts an error message to maxErrorBytes with a notice.
+func capText(s string) string {
+	if len(s) <= maxErrorBytes {
+		return s
+	}
+	keep := cutUTF8(s, maxErrorBytes-128)
+	return fmt.Sprintf("%s\n\n[Message truncated: %d of %d bytes shown.]", keep, len(keep), len(s))
+}
+
 func jsonSize(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -22,17 +22,24 @@ import (
 const (
 	// StreamInterval is the longest a new delta waits before it is sent.
 	StreamInterval = 50 * time.Millisecond
-	// streamKeepAlive is how often an idle stream still heartbeats.
-	streamKeepAlive = 5 * time.Second
-	// liveEvents is how many recent events a heartbeat carries.
-	liveEvents = 256
+	// streamKeepAlive is how often an idle stream still heartbeats, and so
+	// how long a model call waiting for its first token takes to see an abort.
+	streamKeepAlive = time.Second
+	// liveEvents is how many recent events a heartbeat carries, and
+	// liveEventBytes how many bytes of deltas; liveTailBytes bounds the
+	// partial message it carries. Heartbeat details share Temporal's 2 MB
+	// payload limit, and a model may write more than that in one turn.
+	liveEvents     = 256
+	liveEventBytes = 256 << 10
+	livePartial    = 512 << 10
 )
 
 // liveStream collects a model turn's stream events and heartbeats them.
 type liveStream struct {
-	mu       sync.Mutex
-	progress LiveProgress
-	dirty    bool
+	mu         sync.Mutex
+	progress   LiveProgress
+	eventBytes int
+	dirty      bool
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -68,11 +75,15 @@ func (s *liveStream) emit(e agent.StreamEvent) {
 		partial = e.Error
 	}
 	e.Partial, e.Message, e.Error = nil, nil, nil
+	size := len(e.Delta) + len(e.Content) + 64
 	s.mu.Lock()
 	s.progress.Seq++
 	s.progress.Events = append(s.progress.Events, LiveEvent{Seq: s.progress.Seq, At: time.Now().UnixMilli(), Event: e})
-	if n := len(s.progress.Events) - liveEvents; n > 0 {
-		s.progress.Events = append([]LiveEvent(nil), s.progress.Events[n:]...)
+	s.eventBytes += size
+	for len(s.progress.Events) > liveEvents || (s.eventBytes > liveEventBytes && len(s.progress.Events) > 1) {
+		old := s.progress.Events[0].Event
+		s.eventBytes -= len(old.Delta) + len(old.Content) + 64
+		s.progress.Events = s.progress.Events[1:]
 	}
 	if partial != nil {
 		s.progress.Partial = partial
@@ -106,6 +117,11 @@ func (s *liveStream) loop(ctx context.Context, send func(LiveProgress) error) {
 		p.Events = append([]LiveEvent(nil), p.Events...)
 		s.dirty = false
 		s.mu.Unlock()
+		if p.Partial != nil && jsonSize(p.Partial) > livePartial {
+			// Too long to carry: a client has the deltas, and the final
+			// message comes with the result.
+			p.Partial = nil
+		}
 		last = time.Now()
 		err := send(p)
 		var cancelled *temporal.CanceledError
@@ -113,11 +129,12 @@ func (s *liveStream) loop(ctx context.Context, send func(LiveProgress) error) {
 			s.cancel(errors.New("model turn cancelled"))
 		}
 	}
-	beat(true)
+	// No heartbeat at the start or the end: a quick turn costs no RPC, and
+	// the result follows the last deltas at once.
+	last = time.Now()
 	for {
 		select {
 		case <-s.stop:
-			beat(false) // the last deltas, for a client that polls before the result
 			return
 		case <-ctx.Done():
 			return

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -65,7 +64,7 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 }
 
 func immediate(text string) PrepareOutput {
-	return PrepareOutput{Immediate: true, Result: agent.ErrorResult(text), IsError: true}
+	return PrepareOutput{Immediate: true, Result: capResult(agent.ErrorResult(text)), IsError: true}
 }
 
 // ExecuteToolCall runs the tool. Its partial results go to the workflow as
@@ -113,10 +112,9 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	updates.close(ctx)
 	if err != nil {
 		if tools.IsFault(err) {
-			return ExecuteOutput{}, temporal.NewApplicationErrorWithOptions(err.Error(), ErrToolExecution,
-				temporal.ApplicationErrorOptions{Cause: errors.Unwrap(err)})
+			return ExecuteOutput{}, temporal.NewApplicationError(capText(err.Error()), ErrToolExecution)
 		}
-		return ExecuteOutput{Result: agent.ErrorResult(err.Error()), IsError: true, Duration: took}, nil
+		return ExecuteOutput{Result: capResult(agent.ErrorResult(err.Error())), IsError: true, Duration: took}, nil
 	}
 	return ExecuteOutput{Result: capResult(result), Duration: took}, nil
 }
@@ -147,7 +145,7 @@ func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (Fi
 			return hook(ctx, hooks.AfterContext{Run: run, ToolCall: in.ToolCall, Args: in.Args, Result: result, IsError: isError})
 		})
 		if err != nil {
-			result, isError = agent.ErrorResult(err.Error()), true
+			result, isError = capResult(agent.ErrorResult(err.Error())), true
 			continue
 		}
 		result, isError = hooks.Apply(result, isError, override)
@@ -176,7 +174,7 @@ func runOf(ctx context.Context) hooks.Run {
 func callSafely[T any](f func() (T, error)) (out T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
+			err = fmt.Errorf("panic: %s", capText(fmt.Sprint(r)))
 		}
 	}()
 	return f()

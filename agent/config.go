@@ -92,6 +92,11 @@ func (c *LoopConfig) Normalize() error {
 	if m := c.FollowUpMode; m != QueueOneAtATime && m != QueueAll {
 		errs = append(errs, fmt.Errorf("followUpMode %q: want one-at-a-time or all", m))
 	}
+	switch c.ModelOptions.Reasoning {
+	case "", "minimal", "low", "medium", "high", "xhigh":
+	default:
+		errs = append(errs, fmt.Errorf("modelOptions.reasoning %q: want minimal, low, medium, high or xhigh", c.ModelOptions.Reasoning))
+	}
 	if c.StopAfterTurn != nil && c.StopAfterTurn.Turns < 0 {
 		errs = append(errs, errors.New("stopAfterTurn.turns must not be negative"))
 	}

@@ -5,6 +5,7 @@ package agentclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -77,10 +78,18 @@ func Update(ctx context.Context, c client.Client, workflowID, name string, arg, 
 	return updateAndWait(ctx, c, workflowID, name, arg, result)
 }
 
+// maxPayloadBytes is Temporal's default limit on one payload.
+const maxPayloadBytes = 2 << 20
+
 func updateAndWait(ctx context.Context, c client.Client, workflowID, name string, arg, result any) error {
 	var args []any
 	if arg != nil {
 		args = []any{arg}
+		// The server answers an oversized Update with a vague workflow task
+		// failure; say what is wrong before sending.
+		if b, err := json.Marshal(arg); err == nil && len(b) > maxPayloadBytes {
+			return fmt.Errorf("%s %s: the argument is %d bytes; Temporal's payload limit is %d", name, workflowID, len(b), maxPayloadBytes)
+		}
 	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,

@@ -29,6 +29,9 @@ type PendingApproval struct {
 	Deadline int64 `json:"deadline,omitempty"`
 }
 
+// maxReasonBytes bounds a deny reason: it becomes the call's result.
+const maxReasonBytes = 64 << 10
+
 // approval is one call's wait for a person.
 type approval struct {
 	call     agent.Content
@@ -152,6 +155,9 @@ func (l *loop) checkApproval(r ApproveRequest) error {
 	case agent.ApprovalAllow, agent.ApprovalDeny, agent.ApprovalAlways:
 	default:
 		return fmt.Errorf("decision %q: want allow, deny or always", r.Decision)
+	}
+	if len(r.Reason) > maxReasonBytes {
+		return fmt.Errorf("reason is %d bytes; the limit is %d", len(r.Reason), maxReasonBytes)
 	}
 	a, ok := l.approvals[r.ToolCallID]
 	if !ok {

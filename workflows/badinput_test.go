@@ -216,13 +216,13 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 		}{
 			{"not JSON at all", `hello, agent`, true, "", false},
 			{"truncated JSON", `{` + model + `,"prompt":"hi"`, true, "", false},
-			{"prompt is a number", `{` + model + `,"prompt":42}`, false, "cannot unmarshal number", false},
-			{"model is a string", `{"model":"test/script","prompt":"hi"}`, false, "cannot unmarshal string", false},
-			{"tools is a string", `{` + model + `,"prompt":"hi","tools":"ls"}`, false, "cannot unmarshal string", false},
-			{"input is an array", `[1,2,3]`, false, "cannot unmarshal array", false},
-			{"input is a string", `"fix the bug"`, false, "cannot unmarshal string", false},
+			{"prompt is a number", `{` + model + `,"prompt":42}`, false, "prompt: got a JSON number, want string", true},
+			{"model is a string", `{"model":"test/script","prompt":"hi"}`, false, "model: got a JSON string, want agent.ModelRef", true},
+			{"tools is a string", `{` + model + `,"prompt":"hi","tools":"ls"}`, false, "tools: got a JSON string, want []string", true},
+			{"input is an array", `[1,2,3]`, false, "the input must be a JSON object, not a JSON array", true},
+			{"input is a string", `"fix the bug"`, false, "the input must be a JSON object, not a JSON string", true},
 			{"arguments not an object", `{` + model + `,"messages":[{"role":"assistant","content":[{"type":"toolCall","id":"x","name":"ls","arguments":[1,2]}]}]}`,
-				false, "cannot unmarshal array", false},
+				false, "arguments: got a JSON array", true},
 			{"input is null", `null`, false, `model: want {"provider": "...", "id": "..."}`, true},
 			{"unknown toolExecution", `{` + model + `,"prompt":"hi","toolExecution":"fast"}`, false, `toolExecution "fast": want parallel or sequential`, true},
 			{"unknown steeringMode", `{` + model + `,"prompt":"hi","steeringMode":"sometimes"}`, false, `steeringMode "sometimes": want one-at-a-time or all`, true},
@@ -260,13 +260,9 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 				events := badHistory(t, c, run)
 				took := events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())
 				require.Less(t, took, 10*time.Second, "the run failed at once")
-				if !appErr.NonRetryable() {
-					// The run failed at once only because runs have no retry
-					// policy; one started with a retry policy would decode the
-					// same input again and again.
-					t.Skipf("BUG (workflows: AgentLoop's input is decoded by the SDK): JSON of the wrong shape fails the run with a retryable %s error, not a non-retryable %s: %.200s",
-						appErr.Type(), workflows.ErrInvalidInput, appErr.Error())
-				}
+				// Non-retryable: a run started with a retry policy must not
+				// decode the same input again and again.
+				require.True(t, appErr.NonRetryable(), "%v", appErr)
 			})
 		}
 	})
@@ -429,7 +425,7 @@ func TestBadInputOversizedApproveReason(t *testing.T) {
 		h.mu.Lock()
 		last := h.requests[len(h.requests)-1].Messages
 		h.mu.Unlock()
-		t.Skipf("BUG (workflows/approval.go checkApproval): a %d-byte deny reason was accepted; it became a %d-byte tool result (the run's result omits %d messages to stay under the limit); want it refused like a queued message over MaxQueuedMessageBytes",
+		t.Fatalf("(workflows/approval.go checkApproval): a %d-byte deny reason was accepted; it became a %d-byte tool result (the run's result omits %d messages to stay under the limit); want it refused like a queued message over MaxQueuedMessageBytes",
 			len(strings.Repeat("no ", workflows.MaxQueuedMessageBytes/3+1000)), len(agent.TextOf(last[len(last)-1].Content)), res.OmittedMessages)
 	}
 	require.Contains(t, err.Error(), "limit")
@@ -528,7 +524,7 @@ func TestBadInputAbortSignalPayloads(t *testing.T) {
 				_, _ = update(t, h.c, run, workflows.UpdateAbort, map[string]any{})
 				h.result(run)
 				requireNoFailedTasks(t, h.c, run)
-				t.Skipf("BUG (workflows/handlers.go addSignalCases): an abort signal with %s is dropped as undecodable and the run goes on; want it to abort (with the default reason)", tc.name)
+				t.Fatalf("(workflows/handlers.go addSignalCases): an abort signal with %s is dropped as undecodable and the run goes on; want it to abort (with the default reason)", tc.name)
 			}
 			require.NoError(t, err)
 			require.Equal(t, agent.StopReasonAborted, res.StopReason)
@@ -592,7 +588,7 @@ func TestBadInputHugeToolError(t *testing.T) {
 		// Stuck: the activity's completion was refused by the server, and
 		// the attempt waits for its heartbeat timeout to run the tool again.
 		_ = h.c.TerminateWorkflow(context.Background(), run.GetID(), run.GetRunID(), "test: stuck on an oversized tool error")
-		t.Skipf("BUG (activities/tools.go ExecuteToolCall): a tool error of %d bytes is returned uncapped (agent.ErrorResult(err.Error()) skips capResult); the activity's completion exceeds the payload limit, the run is stuck after 8 s and the tool would run again (ran %d times so far)",
+		t.Fatalf("(activities/tools.go ExecuteToolCall): a tool error of %d bytes is returned uncapped (agent.ErrorResult(err.Error()) skips capResult); the activity's completion exceeds the payload limit, the run is stuck after 8 s and the tool would run again (ran %d times so far)",
 			len(bigText), runs.Load())
 	}
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
@@ -688,7 +684,7 @@ func TestBadInputMalformedToolCallArguments(t *testing.T) {
 	badPayloadsUnderLimit(t, h, run)
 	requireNoFailedTasks(t, h.c, run)
 	if len(oversized) > 0 {
-		t.Skipf("BUG (activities/tools.go PrepareToolCall): validation errors repeat the received arguments and are returned uncapped (immediate() skips capResult), over activities.MaxResultBytes (%d): %v",
+		t.Fatalf("(activities/tools.go PrepareToolCall): validation errors repeat the received arguments and are returned uncapped (immediate() skips capResult), over activities.MaxResultBytes (%d): %v",
 			activities.MaxResultBytes, oversized)
 	}
 }
@@ -712,7 +708,7 @@ func TestBadInputToolCallArgumentsNearThePayloadLimit(t *testing.T) {
 			res := h.result(run)
 			requireNoFailedTasks(t, h.c, run)
 			if res.StopReason == agent.StopReasonError && strings.Contains(res.ErrorMessage, "Heartbeat details exceed size limit") {
-				t.Skipf("BUG (activities/stream.go liveStream): a model turn whose output is %d bytes of JSON fails with %q: the live-stream heartbeat carries the whole partial message and the recent events (which repeat it), about twice the message, so output well under the 2 MB payload limit fails the turn non-retryably",
+				t.Fatalf("(activities/stream.go liveStream): a model turn whose output is %d bytes of JSON fails with %q: the live-stream heartbeat carries the whole partial message and the recent events (which repeat it), about twice the message, so output well under the 2 MB payload limit fails the turn non-retryably",
 					len(tc.arg), res.ErrorMessage)
 			}
 			require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)

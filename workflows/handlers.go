@@ -138,10 +138,16 @@ func abortReason(r string) string {
 // signal that precedes an activity result in history is handled before it.
 func (l *loop) addSignalCases(s workflow.Selector) {
 	s.AddReceive(l.signals.abort, func(c workflow.ReceiveChannel, _ bool) {
-		var r activities.AbortRequest
-		if c.ReceiveAsync(&r) {
-			l.abort(abortReason(r.Reason))
+		// Any payload aborts: {"reason": ...}, a bare string, or nothing.
+		var v any
+		if !c.ReceiveAsync(&v) {
+			return
 		}
+		reason, _ := v.(string)
+		if m, ok := v.(map[string]any); ok {
+			reason, _ = m["reason"].(string)
+		}
+		l.abort(abortReason(reason))
 	})
 	if l.promptSignal != nil {
 		s.AddReceive(l.signals.prompt, func(c workflow.ReceiveChannel, _ bool) {

@@ -29,7 +29,8 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 		kind  string
 	}{
 		{"malformed JSON shape", json.RawMessage(`{"model":{"provider":"test","id":"script"},"tools":"ls"}`),
-			"cannot unmarshal string into Go struct field AgentLoopInput.LoopConfig.tools of type []string", ""},
+			"invalid input: tools: got a JSON string, want []string", workflows.ErrInvalidInput},
+		{"not an object", json.RawMessage(`"hello"`), "invalid input: the input must be a JSON object, not a JSON string", workflows.ErrInvalidInput},
 		{"no model", json.RawMessage(`{"prompt":"hi"}`), `model: want {"provider": "...", "id": "..."}`, workflows.ErrInvalidInput},
 		{"bad mode", json.RawMessage(`{"model":{"provider":"test","id":"script"},"prompt":"hi","toolExecution":"fast"}`),
 			`toolExecution "fast": want parallel or sequential`, workflows.ErrInvalidInput},
@@ -44,11 +45,11 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 		{"unknown tool", h.input("hi", "ls", "teleport"), `unknown tools ["teleport"]`, activities.ErrUnknownTool},
 		{"unknown hook", h.input("hi"), `unknown hooks ["beforeToolCall policy"]`, activities.ErrUnknownHook},
 	}
-	cases[6].input = withModel(cases[6].input.(workflows.AgentLoopInput), "nope", "script")
-	cases[7].input = withModel(cases[7].input.(workflows.AgentLoopInput), "test", "nope")
-	in := cases[9].input.(workflows.AgentLoopInput)
+	cases[7].input = withModel(cases[7].input.(workflows.AgentLoopInput), "nope", "script")
+	cases[8].input = withModel(cases[8].input.(workflows.AgentLoopInput), "test", "nope")
+	in := cases[10].input.(workflows.AgentLoopInput)
 	in.BeforeToolCall = []string{"policy"}
-	cases[9].input = in
+	cases[10].input = in
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

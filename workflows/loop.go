@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -29,6 +31,36 @@ type AgentLoopInput struct {
 	// Steering and FollowUps are messages queued before the run starts.
 	Steering  []agent.Message `json:"steering,omitempty"`
 	FollowUps []agent.Message `json:"followUps,omitempty"`
+
+	// decodeErr is why the input's JSON could not be decoded.
+	decodeErr string
+}
+
+// UnmarshalJSON never fails: a malformed input is recorded, and the run
+// fails at once with a non-retryable InvalidInput that says what is wrong,
+// rather than with the SDK's decode error.
+func (in *AgentLoopInput) UnmarshalJSON(b []byte) error {
+	type plain AgentLoopInput
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		*in = AgentLoopInput{decodeErr: decodeError(err)}
+		return nil
+	}
+	*in = AgentLoopInput(p)
+	return nil
+}
+
+// decodeError says what is wrong with an input's JSON in the input's terms.
+func decodeError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := strings.TrimPrefix(typeErr.Field, "LoopConfig.")
+		if field == "" {
+			return fmt.Sprintf("the input must be a JSON object, not a JSON %s", typeErr.Value)
+		}
+		return fmt.Sprintf("%s: got a JSON %s, want %s", field, typeErr.Value, typeErr.Type)
+	}
+	return "not valid JSON: " + err.Error()
 }
 
 // AgentLoopResult is pi's newMessages plus what a caller wants to know
@@ -100,6 +132,9 @@ func (l *loop) resolve(ctx workflow.Context) error {
 
 // checkInput fills defaults, validates the input and returns the prompts.
 func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, error) {
+	if in.decodeErr != "" {
+		return nil, errors.New(in.decodeErr)
+	}
 	now := workflow.Now(ctx).UnixMilli()
 	prompts := append([]agent.Message(nil), in.Prompts...)
 	if in.Prompt != "" {

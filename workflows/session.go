@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -28,6 +29,21 @@ type SessionInput struct {
 	// Carry is what a session hands over to its next run when it
 	// continues as new; people leave it out.
 	Carry *SessionCarry `json:"carry,omitempty"`
+
+	// decodeErr is why the input's JSON could not be decoded.
+	decodeErr string
+}
+
+// UnmarshalJSON never fails, as AgentLoopInput's.
+func (in *SessionInput) UnmarshalJSON(b []byte) error {
+	type plain SessionInput
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		*in = SessionInput{decodeErr: decodeError(err)}
+		return nil
+	}
+	*in = SessionInput(p)
+	return nil
 }
 
 // SessionCarry is the state a session carries across continue-as-new, so
@@ -139,6 +155,9 @@ func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 }
 
 func checkSessionInput(in *SessionInput) error {
+	if in.decodeErr != "" {
+		return errors.New(in.decodeErr)
+	}
 	var errs []error
 	if err := in.Normalize(); err != nil {
 		errs = append(errs, err)
