@@ -86,7 +86,6 @@ type workerTuning struct {
 	eagerPerTask int
 	noEager      bool
 	stickyCache  int
-	lazyHB       bool
 }
 
 func (t *workerTuning) register(fs *flag.FlagSet) {
@@ -95,14 +94,13 @@ func (t *workerTuning) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.eagerPerTask, "eager-per-task", 0, "worker MaxEagerActivityReservationsPerWorkflowTask (0: SDK default, 3)")
 	fs.BoolVar(&t.noEager, "no-eager", false, "worker DisableEagerActivities")
 	fs.IntVar(&t.stickyCache, "sticky-cache", 0, "worker.SetStickyWorkflowCacheSize (0: SDK default, 10000)")
-	fs.BoolVar(&t.lazyHB, "what-if-lazy-heartbeat", false, "replace ExecuteToolCall with a bench prototype whose first heartbeat waits one interval (see whatif.go)")
 }
 
 func (t workerTuning) args() []string {
 	return []string{
 		"-wft-pollers", strconv.Itoa(t.wftPollers), "-activity-pollers", strconv.Itoa(t.actPollers),
 		"-eager-per-task", strconv.Itoa(t.eagerPerTask), "-no-eager=" + strconv.FormatBool(t.noEager),
-		"-sticky-cache", strconv.Itoa(t.stickyCache), "-what-if-lazy-heartbeat=" + strconv.FormatBool(t.lazyHB),
+		"-sticky-cache", strconv.Itoa(t.stickyCache),
 	}
 }
 
@@ -140,11 +138,9 @@ func (t workerTuning) String() string {
 	if t.stickyCache > 0 {
 		parts = append(parts, fmt.Sprintf("sticky cache %d", t.stickyCache))
 	}
-	if t.lazyHB {
-		parts = append(parts, "WHAT-IF: ExecuteToolCall replaced by the lazy-heartbeat prototype in bench/whatif.go")
-	}
 	if len(parts) == 0 {
-		return "workflows.WorkerOptions() with SDK defaults (2+2 pollers, eager activities on, 3 per task, sticky cache 10000)"
+		return fmt.Sprintf("workflows.WorkerOptions() (%d eager activities per task, heartbeat throttle %v) and SDK defaults (2+2 pollers, sticky cache 10000)",
+			workflows.EagerToolCalls, workflows.AbortLatency)
 	}
 	return "workflows.WorkerOptions() plus " + strings.Join(parts, ", ")
 }
@@ -247,10 +243,6 @@ func runLoopWorker(ctx context.Context, args []string) error {
 	tune.apply(&opts)
 	w := worker.New(c, *queue, opts)
 	workflows.Register(w, acts)
-	if tune.lazyHB {
-		w.RegisterActivityWithOptions(lazyHeartbeatExecute{acts: acts}.ExecuteToolCall,
-			activity.RegisterOptions{Name: "ExecuteToolCall", DisableAlreadyRegisteredCheck: true})
-	}
 	w.RegisterWorkflowWithOptions(BenchFloor, workflow.RegisterOptions{Name: floorWorkflow})
 	w.RegisterActivityWithOptions(benchNoop, activity.RegisterOptions{Name: floorActivity})
 	return w.Run(worker.InterruptCh())
