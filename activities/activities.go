@@ -26,10 +26,12 @@ type Activities struct {
 	// messages and report partial results with signals, and the model turn
 	// reads context pages with a query when its cache misses.
 	Client client.Client
-	// HeartbeatInterval is how often running activities heartbeat. The
-	// SDK batches heartbeats (see the worker's MaxHeartbeatThrottleInterval);
-	// cancellation reaches an activity only through a heartbeat, so this
-	// bounds how fast an abort is seen.
+	// HeartbeatInterval is how often running tools heartbeat, and how
+	// long the first heartbeat waits. Cancellation reaches an activity only
+	// through a heartbeat's answer, and the SDK sends at most one heartbeat
+	// per MaxHeartbeatThrottleInterval, so an interval equal to the
+	// throttle bounds abort latency as well as any shorter one does, while a
+	// tool done within one interval costs no heartbeat RPC at all.
 	HeartbeatInterval time.Duration
 	// DefaultWorkspace is the directory tools work in when a run names
 	// none.
@@ -47,6 +49,10 @@ type Activities struct {
 	tools    running
 }
 
+// DefaultHeartbeatInterval matches workflows.AbortLatency, the worker's
+// default heartbeat throttle.
+const DefaultHeartbeatInterval = 200 * time.Millisecond
+
 // New returns activities over the given registries.
 func New(c client.Client, models *llm.Registry, ts *tools.Registry, hs *hooks.Registry) *Activities {
 	return &Activities{
@@ -54,7 +60,7 @@ func New(c client.Client, models *llm.Registry, ts *tools.Registry, hs *hooks.Re
 		Tools:             ts,
 		Hooks:             hs,
 		Client:            c,
-		HeartbeatInterval: 50 * time.Millisecond,
+		HeartbeatInterval: DefaultHeartbeatInterval,
 		contexts:          newContextCache(256, 512<<20),
 	}
 }

@@ -42,6 +42,7 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	suffix := randomSuffix()
 	taskQueue := "conformance-" + suffix
 	acts := activities.New(c, ModelRegistry(s), ToolRegistry(s), HookRegistry(s))
+	acts.HeartbeatInterval = abortLatency
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = abortLatency
 	w := worker.New(c, taskQueue, opts)

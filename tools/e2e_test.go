@@ -66,6 +66,7 @@ func newE2E(t *testing.T, script []llm.ScriptedResponse, ts []tools.Tool) *e2e {
 func (e *e2e) startWorker(queue string, acts *activities.Activities, withWorkflow bool, identity string) {
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond // aborts reach tools fast
+	acts.HeartbeatInterval = opts.MaxHeartbeatThrottleInterval
 	opts.Identity = identity
 	w := worker.New(e.c, queue, opts)
 	if withWorkflow {

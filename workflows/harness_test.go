@@ -52,6 +52,7 @@ func newHarness(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *
 		return countingModel{m: m, h: h}, nil
 	}))
 	h.acts = activities.New(h.c, models, tools.NewRegistry(ts...), h.hooks)
+	h.acts.HeartbeatInterval = 50 * time.Millisecond // with the throttle below: aborts reach tools fast
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond
 	w := worker.New(h.c, h.queue, opts)
