@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ModelRef names a model: a provider registered in the worker and the
@@ -66,6 +67,28 @@ type LoopConfig struct {
 	// ToolTaskQueue routes tool executions to workers pinned to the machine
 	// that holds the workspace; empty means the workflow's task queue.
 	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
+	// EventOrderWindow (a Go duration, default DefaultEventOrderWindow)
+	// bounds how long a parallel batch holds a finished call's
+	// tool_execution_end so that a slower-to-report sibling's earlier end
+	// can still come first, as in pi. Longer keeps pi's order on a loaded
+	// machine; shorter shows ends sooner.
+	EventOrderWindow string `json:"eventOrderWindow,omitempty"`
+}
+
+// DefaultEventOrderWindow is the EventOrderWindow when none is given: the
+// calls of a batch reach workers one by one, up to a few hundred
+// milliseconds apart under load.
+const DefaultEventOrderWindow = 500 * time.Millisecond
+
+// maxEventOrderWindow keeps a typo from hiding tool ends for hours.
+const maxEventOrderWindow = time.Minute
+
+// OrderWindow is the parsed EventOrderWindow.
+func (c *LoopConfig) OrderWindow() time.Duration {
+	if d, err := time.ParseDuration(c.EventOrderWindow); err == nil && d > 0 {
+		return d
+	}
+	return DefaultEventOrderWindow
 }
 
 // Normalize fills pi's defaults and checks the enumerations.
@@ -102,6 +125,11 @@ func (c *LoopConfig) Normalize() error {
 	}
 	if err := c.Approval.Check(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.EventOrderWindow != "" {
+		if d, err := time.ParseDuration(c.EventOrderWindow); err != nil || d <= 0 || d > maxEventOrderWindow {
+			errs = append(errs, fmt.Errorf("eventOrderWindow %q: want a positive Go duration up to %v, such as 500ms", c.EventOrderWindow, maxEventOrderWindow))
+		}
 	}
 	seen := map[string]bool{}
 	for _, t := range c.Tools {

@@ -110,6 +110,12 @@ func Input(s Scenario) workflows.AgentLoopInput {
 			ToolExecution: agent.ExecutionMode(s.ToolExecution),
 			SteeringMode:  agent.QueueMode(s.SteeringMode),
 			FollowUpMode:  agent.QueueMode(s.FollowUpMode),
+			// A trace is compared once the run has ended, so holding a
+			// parallel batch's ends longer costs nothing here, and keeps
+			// pi's order when a loaded machine (CI running test packages
+			// side by side) delays one call's report by over the default
+			// 500 ms: seen as a flake of abort-terminate-all.
+			EventOrderWindow: "10s",
 		},
 		Prompts: []agent.Message{agent.UserText(prompt, 0)},
 	}

@@ -230,6 +230,8 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 			{"unknown role", `{` + model + `,"prompts":[{"role":"system","content":"hi"}]}`, false, `unknown message role "system"`, true},
 			{"unknown block type", `{` + model + `,"prompts":[{"role":"user","content":[{"type":"audio"}]}]}`, false, `unknown content block type "audio"`, true},
 			{"negative stopAfterTurn", `{` + model + `,"prompt":"hi","stopAfterTurn":{"turns":-1}}`, false, "stopAfterTurn.turns must not be negative", true},
+			{"eventOrderWindow not a duration", `{` + model + `,"prompt":"hi","eventOrderWindow":"soon"}`, false, `eventOrderWindow "soon": want a positive Go duration up to 1m0s`, true},
+			{"eventOrderWindow of a day", `{` + model + `,"prompt":"hi","eventOrderWindow":"24h"}`, false, `eventOrderWindow "24h": want a positive Go duration`, true},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

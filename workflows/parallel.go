@@ -14,12 +14,6 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 )
 
-// orderWindow bounds how long an event of a parallel batch is held back so
-// that a sibling's earlier event can still come first. pi's calls of a
-// batch start in the same instant in one process; here they reach workers
-// one by one, up to a few hundred milliseconds apart under load.
-const orderWindow = 500 * time.Millisecond
-
 // preparedCall is a call that passed prepare and waits to execute.
 type preparedCall struct {
 	index int
@@ -71,7 +65,12 @@ func (h heldEvent) before(o heldEvent) bool {
 
 // batch is a parallel batch in flight.
 type batch struct {
-	start  time.Time
+	start time.Time
+	// window bounds how long an event is held back so that a sibling's
+	// earlier event can still come first (agent.LoopConfig.OrderWindow).
+	// pi's calls of a batch start in the same instant in one process;
+	// here they reach workers one by one.
+	window time.Duration
 	chains []*chain
 	held   []heldEvent
 	seq    int
@@ -84,7 +83,7 @@ type batch struct {
 // the workflow close together are put in that order by their durations;
 // see release.
 func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, done []*finalized) {
-	b := &batch{start: workflow.Now(ctx)}
+	b := &batch{start: workflow.Now(ctx), window: l.cfg.OrderWindow()}
 	for _, p := range prepared {
 		b.chains = append(b.chains, &chain{preparedCall: p, exec: l.startExecute(p.call, p.args)})
 	}
@@ -164,10 +163,21 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 	}
 }
 
-// finished holds a chain's end until release lets it out.
+// finished holds a chain's end until release lets it out. The call's
+// partial results came before its end, so none of them is held as later
+// than it: a tool may report a shorter duration than the wall clock
+// measured for its updates (the conformance tools report pi's virtual
+// time), and on a loaded machine an update at wall-clock 2 ms would
+// otherwise follow an end at 0.
 func (l *loop) finished(c *chain, f finalized) {
 	c.done = &f
-	l.batch.hold(heldEvent{at: c.executed.Duration.Milliseconds(), end: true, index: c.index, chain: c})
+	at := c.executed.Duration.Milliseconds()
+	for i := range l.batch.held {
+		if h := &l.batch.held[i]; h.index == c.index && !h.end && h.at > at {
+			h.at = at
+		}
+	}
+	l.batch.hold(heldEvent{at: at, end: true, index: c.index, chain: c})
 }
 
 func (b *batch) hold(e heldEvent) {
@@ -188,7 +198,7 @@ func (b *batch) chainOf(id string) *chain {
 
 // release emits held events in pi's order. An event goes out once no
 // running sibling can still produce an earlier one: the sibling has
-// reported progress past it, or the batch has run orderWindow longer than
+// reported progress past it, or the batch has run its window longer than
 // the event's offset. When every call is done, everything goes. It returns
 // when the next held event becomes due, or zero when none is held.
 func (l *loop) release(ctx workflow.Context) time.Time {
@@ -211,11 +221,11 @@ func (l *loop) release(ctx workflow.Context) time.Time {
 	if len(b.held) == 0 {
 		return time.Time{}
 	}
-	return b.start.Add(time.Duration(b.held[0].at)*time.Millisecond + orderWindow + time.Millisecond)
+	return b.start.Add(time.Duration(b.held[0].at)*time.Millisecond + b.window + time.Millisecond)
 }
 
 func (b *batch) releasable(h heldEvent, elapsed time.Duration) bool {
-	if elapsed >= time.Duration(h.at)*time.Millisecond+orderWindow {
+	if elapsed >= time.Duration(h.at)*time.Millisecond+b.window {
 		return true
 	}
 	for _, c := range b.chains {

@@ -2,8 +2,11 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -81,4 +84,47 @@ func TestCallSummary(t *testing.T) {
 	require.Equal(t, "read: a.go", callSummary("read", map[string]any{"path": "a.go"}))
 	require.Equal(t, "ls", callSummary("ls", nil))
 	require.Len(t, []rune(callSummary("bash", map[string]any{"command": strings.Repeat("y", 200)})), len("bash: ")+80)
+}
+
+// A finished call's end waits for a sibling that is still running until
+// the sibling reports progress past it or the window has passed.
+func TestHeldEventWindow(t *testing.T) {
+	end := heldEvent{at: 0, end: true, index: 1}
+	running := &chain{preparedCall: preparedCall{index: 0}}
+	done := &chain{preparedCall: preparedCall{index: 1}, done: &finalized{}}
+	for _, tc := range []struct {
+		window  string
+		elapsed time.Duration
+		want    bool
+	}{
+		{"", 400 * time.Millisecond, false},
+		{"", 500 * time.Millisecond, true},
+		{"10s", 600 * time.Millisecond, false},
+		{"10s", 10 * time.Second, true},
+	} {
+		cfg := agent.LoopConfig{EventOrderWindow: tc.window}
+		b := &batch{window: cfg.OrderWindow(), chains: []*chain{running, done}}
+		require.Equal(t, tc.want, b.releasable(end, tc.elapsed), "window %q after %v", tc.window, tc.elapsed)
+	}
+	running.progress = 1
+	b := &batch{window: agent.DefaultEventOrderWindow, chains: []*chain{running, done}}
+	require.True(t, b.releasable(end, 0), "the sibling reported progress past the end")
+}
+
+// A call's partial results precede its end even when the tool reports a
+// shorter duration than the wall clock measured for them.
+func TestHeldUpdatesNeverFollowTheirEnd(t *testing.T) {
+	sib := &chain{preparedCall: preparedCall{index: 0}}
+	other := &chain{preparedCall: preparedCall{index: 1}, done: &finalized{}}
+	b := &batch{window: agent.DefaultEventOrderWindow, chains: []*chain{sib, other}}
+	l := &loop{batch: b}
+	b.hold(heldEvent{at: 0, end: true, index: 1, chain: other})
+	b.hold(heldEvent{at: 3, index: 0}) // sib's update, 3 ms by the wall clock
+	l.finished(sib, finalized{})       // sib reports 0 ms
+	sort.SliceStable(b.held, func(i, j int) bool { return b.held[i].before(b.held[j]) })
+	var order []string
+	for _, h := range b.held {
+		order = append(order, fmt.Sprintf("%d end=%v at=%d", h.index, h.end, h.at))
+	}
+	require.Equal(t, []string{"0 end=false at=0", "0 end=true at=0", "1 end=true at=0"}, order)
 }
