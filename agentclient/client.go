@@ -105,3 +105,26 @@ func updateAndWait(ctx context.Context, c client.Client, workflowID, name string
 	}
 	return nil
 }
+
+// Events reads one run's event log as it stands, with the events Query
+// page by page; unlike Follow it neither waits for the end nor follows
+// continue-as-new.
+func Events(ctx context.Context, c client.Client, workflowID, runID string) ([]agent.Event, error) {
+	var all []agent.Event
+	var after int64
+	for {
+		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
+		if err != nil {
+			return nil, fmt.Errorf("query events: %w", err)
+		}
+		var page workflows.EventsPage
+		if err := resp.Get(&page); err != nil {
+			return nil, fmt.Errorf("decode events: %w", err)
+		}
+		all = append(all, page.Events...)
+		if len(page.Events) == 0 || page.Events[len(page.Events)-1].Seq >= page.Last {
+			return all, nil
+		}
+		after = page.Events[len(page.Events)-1].Seq
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/conformance"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -45,7 +45,7 @@ func benchHistory(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := conformance.ReadEvents(ctx, e.c, run.GetID(), run.GetRunID())
+	log, err := agentclient.Events(ctx, e.c, run.GetID(), run.GetRunID())
 	if err != nil {
 		return err
 	}

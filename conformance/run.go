@@ -12,6 +12,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
@@ -63,7 +64,7 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	if err := run.Get(ctx, &out); err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", run.GetID(), err)
 	}
-	events, err := ReadEvents(ctx, c, run.GetID(), run.GetRunID())
+	events, err := agentclient.Events(ctx, c, run.GetID(), run.GetRunID())
 	if err != nil {
 		return Result{}, err
 	}
@@ -74,27 +75,6 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// ReadEvents reads a run's whole event log with QueryEvents, page by page.
-func ReadEvents(ctx context.Context, c client.Client, workflowID, runID string) ([]agent.Event, error) {
-	var all []agent.Event
-	var after int64
-	for {
-		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
-		if err != nil {
-			return nil, fmt.Errorf("query events: %w", err)
-		}
-		var page workflows.EventsPage
-		if err := resp.Get(&page); err != nil {
-			return nil, fmt.Errorf("decode events: %w", err)
-		}
-		all = append(all, page.Events...)
-		if len(page.Events) == 0 || page.Events[len(page.Events)-1].Seq >= page.Last {
-			return all, nil
-		}
-		after = page.Events[len(page.Events)-1].Seq
-	}
 }
 
 // Input is the workflow input for a scenario.

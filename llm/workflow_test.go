@@ -345,11 +345,7 @@ func (r *rig) start(in workflows.AgentLoopInput) client.WorkflowRun {
 // result waits for a run, which must complete (not fail).
 func (r *rig) result(run client.WorkflowRun) workflows.AgentLoopResult {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
-	defer cancel()
-	var res workflows.AgentLoopResult
-	require.NoError(r.t, run.Get(ctx, &res), "the run completes")
-	return res
+	return testenv.Result(r.t, run, 80*time.Second)
 }
 
 func (r *rig) state(run client.WorkflowRun) workflows.RunState {

@@ -7,8 +7,6 @@ package tools_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -31,7 +29,6 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -55,7 +52,7 @@ type e2e struct {
 func newE2E(t *testing.T, script []llm.ScriptedResponse, ts []tools.Tool) *e2e {
 	t.Helper()
 	c := testenv.Client(t)
-	e := &e2e{t: t, c: c, queue: "tools-e2e-" + suffix()}
+	e := &e2e{t: t, c: c, queue: "tools-e2e-" + testenv.Suffix()}
 	e.acts = activities.New(c, scriptedModels(script), tools.NewRegistry(ts...), hooks.NewRegistry())
 	e.startWorker(e.queue, e.acts, true, "")
 	return e
@@ -100,7 +97,7 @@ func input(workspace string, toolNames ...string) workflows.AgentLoopInput {
 func (e *e2e) start(in workflows.AgentLoopInput) client.WorkflowRun {
 	e.t.Helper()
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID:        "tools-e2e-" + suffix(),
+		ID:        "tools-e2e-" + testenv.Suffix(),
 		TaskQueue: e.queue,
 	}, workflows.AgentLoopWorkflow, in)
 	require.NoError(e.t, err)
@@ -109,20 +106,12 @@ func (e *e2e) start(in workflows.AgentLoopInput) client.WorkflowRun {
 
 func (e *e2e) result(run client.WorkflowRun) workflows.AgentLoopResult {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var res workflows.AgentLoopResult
-	require.NoError(e.t, run.Get(ctx, &res))
-	return res
+	return testenv.Result(e.t, run, time.Minute)
 }
 
 func (e *e2e) events(run client.WorkflowRun) []agent.Event {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var all []agent.Event
-	require.NoError(e.t, agentclient.Follow(ctx, e.c, run.GetID(), run.GetRunID(), 0, func(ev agent.Event) { all = append(all, ev) }))
-	return all
+	return testenv.Events(e.t, e.c, run)
 }
 
 func (e *e2e) history(run client.WorkflowRun) *historypb.History {
@@ -666,12 +655,12 @@ func TestE2EToolTaskQueueRunsToolsOnTheWorkspaceWorker(t *testing.T) {
 	for _, tool := range tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()}) {
 		fakes = append(fakes, elsewhere{tool})
 	}
-	e := &e2e{t: t, c: c, queue: "tools-e2e-a-" + suffix()}
+	e := &e2e{t: t, c: c, queue: "tools-e2e-a-" + testenv.Suffix()}
 	e.acts = activities.New(c, scriptedModels(script), tools.NewRegistry(fakes...), hooks.NewRegistry())
 	e.acts.DefaultWorkspace = wsA
 	e.startWorker(e.queue, e.acts, true, "worker-a")
 	// Worker B: only activities, on its own queue, holding the workspace.
-	queueB := "tools-e2e-b-" + suffix()
+	queueB := "tools-e2e-b-" + testenv.Suffix()
 	actsB := activities.New(c, llm.NewRegistry(), tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), hooks.NewRegistry())
 	actsB.DefaultWorkspace = wsB
 	e.startWorker(queueB, actsB, false, "tool-worker-b")
@@ -715,10 +704,4 @@ func TestE2EToolTaskQueueRunsToolsOnTheWorkspaceWorker(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, started)
-}
-
-func suffix() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -90,7 +90,7 @@ func badGuardedHarness(t *testing.T, c client.Client, ran *atomic.Int32) *harnes
 // newHarnessOn is newHarness on a given client (a server of the test's own).
 func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
 	t.Helper()
-	h := &harness{t: t, c: c, queue: "test-" + suffix(), hooks: hooks.NewRegistry()}
+	h := &harness{t: t, c: c, queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("script", llm.Script{Responses: script})
 	models := llm.NewRegistry()
@@ -125,7 +125,7 @@ func TestBadInputOversizedWorkflowInput(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("3 MB prompt", func(t *testing.T) {
-		id := "test-" + suffix()
+		id := "test-" + testenv.Suffix()
 		_, err := h.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.queue},
 			workflows.AgentLoopWorkflow, h.input(strings.Repeat("x", 3<<20)))
 		require.Error(t, err, "a 3 MB start must be refused")
@@ -235,7 +235,7 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				id := "cli-" + suffix()
+				id := "cli-" + testenv.Suffix()
 				out, err := badCLI(t, cli, addr, "workflow", "start", "--type", workflows.AgentLoopWorkflow,
 					"--task-queue", h.queue, "--workflow-id", id, "--input", tc.input)
 				if tc.cliRefuses {

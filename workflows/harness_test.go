@@ -2,8 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -40,7 +37,7 @@ type harness struct {
 
 func newHarness(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
 	t.Helper()
-	h := &harness{t: t, c: testenv.Client(t), queue: "test-" + suffix(), hooks: hooks.NewRegistry()}
+	h := &harness{t: t, c: testenv.Client(t), queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("script", llm.Script{Responses: script})
 	models := llm.NewRegistry()
@@ -73,7 +70,7 @@ func (h *harness) input(prompt string, toolNames ...string) workflows.AgentLoopI
 func (h *harness) start(in any) client.WorkflowRun {
 	h.t.Helper()
 	run, err := h.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID:        "test-" + suffix(),
+		ID:        "test-" + testenv.Suffix(),
 		TaskQueue: h.queue,
 	}, workflows.AgentLoopWorkflow, in)
 	require.NoError(h.t, err)
@@ -82,20 +79,12 @@ func (h *harness) start(in any) client.WorkflowRun {
 
 func (h *harness) result(run client.WorkflowRun) workflows.AgentLoopResult {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var res workflows.AgentLoopResult
-	require.NoError(h.t, run.Get(ctx, &res))
-	return res
+	return testenv.Result(h.t, run, time.Minute)
 }
 
 func (h *harness) events(run client.WorkflowRun) []agent.Event {
 	h.t.Helper()
-	var all []agent.Event
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(h.t, agentclient.Follow(ctx, h.c, run.GetID(), run.GetRunID(), 0, func(e agent.Event) { all = append(all, e) }))
-	return all
+	return testenv.Events(h.t, h.c, run)
 }
 
 // waitState polls the state Query until ok accepts it.
@@ -151,10 +140,4 @@ func answer(blocks ...agent.Content) llm.ScriptedResponse {
 
 func lastMessage(res workflows.AgentLoopResult) agent.Message {
 	return res.Messages[len(res.Messages)-1]
-}
-
-func suffix() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

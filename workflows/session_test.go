@@ -11,6 +11,7 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -22,7 +23,7 @@ func (h *harness) startSession(in workflows.SessionInput) client.WorkflowRun {
 		in.Model = agent.ModelRef{Provider: "test", ID: "script"}
 	}
 	run, err := h.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: "session-" + suffix(), TaskQueue: h.queue,
+		ID: "session-" + testenv.Suffix(), TaskQueue: h.queue,
 	}, workflows.SessionWorkflow, in)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = h.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") })

@@ -1,0 +1,47 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// Suffix returns 12 random hex digits for workflow ids and task queues:
+// tests share one server, so every name they make must be their own.
+func Suffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Result waits up to timeout for an AgentLoop run, which must complete.
+func Result(t testing.TB, run client.WorkflowRun, timeout time.Duration) workflows.AgentLoopResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var res workflows.AgentLoopResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("run %s did not complete: %v", run.GetID(), err)
+	}
+	return res
+}
+
+// Events follows a run's event log to its end, for at most a minute.
+func Events(t testing.TB, c client.Client, run client.WorkflowRun) []agent.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var all []agent.Event
+	if err := agentclient.Follow(ctx, c, run.GetID(), run.GetRunID(), 0, func(e agent.Event) { all = append(all, e) }); err != nil {
+		t.Fatalf("events of run %s: %v", run.GetID(), err)
+	}
+	return all
+}
