@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -102,11 +104,29 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// freeHostPort picks a free port below the kernel's ephemeral range
+// (32768-60999 on Linux), with the few above it the dev server may use
+// free too: a server restarted on it must find it free again, and a port
+// the kernel hands out at random (to other packages' dev servers, their
+// clients and workers) could be taken while the server is down.
 func freeHostPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	for range 100 {
+		port := 20000 + mrand.IntN(12000)
+		free := true
+		for p := port; p < port+5 && free; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				free = false
+				continue
+			}
+			l.Close()
+		}
+		if free {
+			return fmt.Sprintf("127.0.0.1:%d", port)
+		}
+	}
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
 }
 
 // startServer starts the dev server on the env's SQLite file and port.
@@ -119,7 +139,10 @@ func (e *env) startServer() {
 	defer cancel()
 	start := time.Now()
 	srv, err := devserver.Start(ctx, devserver.Options{DBFile: e.db, HostPort: e.hostPort, Log: logf})
-	require.NoError(e.t, err)
+	if err != nil {
+		b, _ := os.ReadFile(logf.Name())
+		e.t.Fatalf("dev server %d on %s: %v\n%s", e.serverN, e.hostPort, err, b)
+	}
 	e.srv, e.c = srv, srv.Client()
 	e.logf("dev server %d up on %s in %v", e.serverN, e.hostPort, time.Since(start).Round(time.Millisecond))
 }
@@ -274,19 +297,9 @@ func (e *env) history(id string) *historypb.History {
 // events reads the run's whole event log.
 func (e *env) events(id string) []agent.Event {
 	e.t.Helper()
-	var out []agent.Event
-	after := int64(0)
-	for {
-		resp, err := e.c.QueryWorkflow(context.Background(), id, "", workflows.QueryEvents, workflows.EventsQuery{After: after})
-		require.NoError(e.t, err)
-		var page workflows.EventsPage
-		require.NoError(e.t, resp.Get(&page))
-		out = append(out, page.Events...)
-		if len(page.Events) == 0 || page.Events[len(page.Events)-1].Seq >= page.Last {
-			return out
-		}
-		after = page.Events[len(page.Events)-1].Seq
-	}
+	events, err := agentclient.Events(context.Background(), e.c, id, "")
+	require.NoError(e.t, err)
+	return events
 }
 
 // waitFor polls cond every 50ms until it holds.
