@@ -105,24 +105,16 @@ func newEnv(t *testing.T) *env {
 }
 
 // freeHostPort picks a free port below the kernel's ephemeral range
-// (32768-60999 on Linux), with the few above it the dev server may use
-// free too: a server restarted on it must find it free again, and a port
-// the kernel hands out at random (to other packages' dev servers, their
-// clients and workers) could be taken while the server is down.
+// (32768-60999 on Linux): a server restarted on it must find it free
+// again, and a port the kernel hands out at random (other packages' dev
+// servers take four such ports each for their internal services) could be
+// taken while the server is down.
 func freeHostPort(t *testing.T) string {
 	for range 100 {
-		port := 20000 + mrand.IntN(12000)
-		free := true
-		for p := port; p < port+5 && free; p++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				free = false
-				continue
-			}
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+mrand.IntN(12000))
+		if l, err := net.Listen("tcp", addr); err == nil {
 			l.Close()
-		}
-		if free {
-			return fmt.Sprintf("127.0.0.1:%d", port)
+			return addr
 		}
 	}
 	t.Fatal("no free port between 20000 and 32000")
