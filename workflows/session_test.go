@@ -2,11 +2,15 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -208,5 +212,26 @@ func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
 	desc, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
 	require.NotEqual(t, run.GetRunID(), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
-	require.Less(t, desc.GetWorkflowExecutionInfo().GetHistoryLength(), int64(2000), "each run's history stays short")
+	require.Less(t, desc.GetWorkflowExecutionInfo().GetHistoryLength(), int64(2000), "the current run's history stays short")
+
+	// Every run of the chain, from visibility: far below the server's
+	// limits (warning at 10,240 events and 10 MB, termination at 51,200
+	// events and 50 MB).
+	var runs []*workflowpb.WorkflowExecutionInfo
+	require.Eventually(t, func() bool {
+		resp, err := h.c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowId = '%s'", run.GetID()),
+		})
+		require.NoError(t, err)
+		runs = resp.GetExecutions()
+		return len(runs) >= turns/100+1
+	}, 10*time.Second, 100*time.Millisecond, "visibility lists every run of the session")
+	for _, r := range runs {
+		t.Logf("run %s: %s, %d events, %d bytes", r.GetExecution().GetRunId(), r.GetStatus(), r.GetHistoryLength(), r.GetHistorySizeBytes())
+		if r.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			continue // visibility has no size for a run still open
+		}
+		require.Less(t, r.GetHistoryLength(), int64(2000), "each run's history stays short")
+		require.Less(t, r.GetHistorySizeBytes(), int64(2<<20), "each run's history stays small")
+	}
 }
