@@ -6,9 +6,9 @@
 // The tests run against a real Temporal dev server on a SQLite file and real
 // worker processes that they kill with SIGKILL: while a model turn streams,
 // while a read-only tool runs, while bash runs, between prepare and execute,
-// while the server itself is down, and across a deployment that changes the
-// workflow code, and the recovery of a lost single-attempt tool from its
-// host's tool journal.
+// while the server itself is down, while a session waits for a person's
+// approval, and across a deployment that changes the workflow code, and the
+// recovery of a lost single-attempt tool from its host's tool journal.
 package crashtest
 
 import (
@@ -42,6 +42,7 @@ const (
 	ModelJournal  = "crash-journal"  // one bash call whose outcome the journal records
 	ModelRestart  = "crash-restart"  // one slow_read call that sleeps through a server restart
 	ModelDeploy   = "crash-deploy"   // two slow_read turns, so a deploy can land in between
+	ModelApproval = "crash-approval" // one bash call that waits for a person, then appends to marker
 )
 
 // Names the worker registers.
@@ -67,6 +68,7 @@ const (
 	BashSleepMarker = "echo started >> " + Started + "; sleep 2; echo done >> " + Marker
 	BashJournal     = "echo done >> " + Marker + "; echo journaled-output"
 	BashPrepare     = "echo ran >> " + Marker + "; echo prepared-output"
+	BashApproved    = "echo approved >> " + Marker + "; echo approved-output"
 )
 
 // Workflow variants the worker can register under the AgentLoop type name.
@@ -106,6 +108,7 @@ func Scripts() map[string]llm.Script {
 		ModelBash:     {Responses: one(agent.ToolCall("call-bash", tools.BashToolName, map[string]any{"command": BashSleepMarker}))},
 		ModelPrepare:  {Responses: one(agent.ToolCall("call-prep", tools.BashToolName, map[string]any{"command": BashPrepare}))},
 		ModelJournal:  {Responses: one(agent.ToolCall("call-journal", tools.BashToolName, map[string]any{"command": BashJournal}))},
+		ModelApproval: {Responses: one(agent.ToolCall("call-approve", tools.BashToolName, map[string]any{"command": BashApproved}))},
 		ModelRestart:  {Responses: one(agent.ToolCall("call-restart", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 4000}))},
 		ModelDeploy: {Responses: []llm.ScriptedResponse{
 			{Content: []agent.Content{agent.ToolCall("call-d1", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 3000})}},
