@@ -20,7 +20,10 @@ import (
 // (a pending approval adds nothing to history and runs no activity), so a
 // new worker picks the session up from history, takes the approve Update
 // and runs the call. The command runs once, every event appears once and
-// the sequence numbers have no gap.
+// the sequence numbers have no gap. (The approve Update waits about 5 s:
+// its workflow task first goes to the dead worker's sticky queue, and the
+// server hands it to the normal queue after the sticky schedule-to-start
+// timeout.)
 func TestKillWorkerWhileSessionWaitsForApproval(t *testing.T) {
 	e := newEnv(t)
 	w1 := e.startWorker("w1")
