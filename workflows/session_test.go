@@ -141,6 +141,32 @@ func TestSessionContinueRunsQueuedSteeringOneAtATime(t *testing.T) {
 	require.Equal(t, []string{"user:s1", "assistant:b", "user:s2", "assistant:c"}, roles(events[len(events)-1].Messages))
 }
 
+// pi's Agent.continue from an assistant tail with queued follow-ups: the
+// first becomes the prompt, the next is taken when the agent would stop.
+// With both queues holding messages, steering goes first.
+func TestSessionContinueFromAssistantTailWithFollowUps(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{
+		answer(text("a")), answer(text("b")), answer(text("c")), answer(text("d")), answer(text("e")),
+	})
+	run := h.startSession(workflows.SessionInput{})
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
+	h.waitRunEnd(run, 1)
+	for _, s := range []string{"f1", "f2"} {
+		require.NoError(t, h.sessionUpdate(run, workflows.UpdateFollowUp, agent.UserText(s, 0), nil))
+	}
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil))
+	events := h.waitRunEnd(run, 2)
+	require.Equal(t, []string{"user:f1", "assistant:b", "user:f2", "assistant:c"}, roles(events[len(events)-1].Messages))
+
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateFollowUp, agent.UserText("f3", 0), nil))
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSteer, agent.UserText("s3", 0), nil))
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil))
+	events = h.waitRunEnd(run, 3)
+	require.Equal(t, []string{"user:s3", "assistant:d", "user:f3", "assistant:e"}, roles(events[len(events)-1].Messages))
+	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil), "Cannot continue from message role: assistant",
+		"both queues are empty again")
+}
+
 func TestSessionSetters(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(text("a"))})
 	run := h.startSession(workflows.SessionInput{})
@@ -150,11 +176,17 @@ func TestSessionSetters(t *testing.T) {
 		`unknown model provider "nope"`)
 	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetSteeringMode, workflows.SettingRequest{Mode: "some"}, nil), "one-at-a-time or all")
 	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetSteeringMode, workflows.SettingRequest{Mode: "all"}, nil))
+	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetFollowUpMode, workflows.SettingRequest{Mode: "later"}, nil), "one-at-a-time or all")
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetFollowUpMode, workflows.SettingRequest{Mode: "all"}, nil))
+	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetToolExecution, workflows.SettingRequest{Mode: "fast"}, nil), "parallel or sequential")
 	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetToolExecution, workflows.SettingRequest{Mode: "sequential"}, nil))
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetModel, workflows.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script"}}, nil))
 	st := h.sessionState(run)
 	require.Equal(t, "high", st.ThinkingLevel)
 	require.Equal(t, agent.QueueAll, st.SteeringMode)
 	require.Equal(t, agent.ExecutionSequential, st.ToolExecution)
+	require.Equal(t, agent.QueueAll, st.FollowUpMode)
+	require.Equal(t, agent.ModelRef{Provider: "test", ID: "script"}, st.Model)
 	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
 	h.waitRunEnd(run, 1)
 	require.Equal(t, "high", h.requests[0].Options.Reasoning, "the run uses the thinking level set before it")
