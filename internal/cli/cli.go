@@ -67,7 +67,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts.Logger = logger
-	c, err := client.Dial(opts)
+	// Lazy: a command's -h and a usage error need no server.
+	c, err := client.NewLazyClient(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "starter: connect to Temporal:", err)
 		return 1
@@ -96,6 +97,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		fmt.Fprintln(stderr, "starter:", err)
+		if strings.Contains(err.Error(), "failed reaching server") {
+			fmt.Fprintf(stderr, "starter: no Temporal server answers at %s (scripts/demo starts one; -address or TEMPORAL_ADDRESS names another)\n", opts.HostPort)
+		}
 		if strings.Contains(err.Error(), "binary/encrypted") {
 			fmt.Fprintln(stderr, "starter: the run's payloads are encrypted: set AGENTLOOP_CODEC_KEYS as on the worker")
 		}
