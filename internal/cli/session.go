@@ -78,6 +78,9 @@ func (e *env) session(ctx context.Context, args []string) error {
 		return errors.New(sessionUsage)
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(e.err, sessionUsage)
+		return flag.ErrHelp
 	case "start":
 		fs := flag.NewFlagSet("session start", flag.ContinueOnError)
 		fs.SetOutput(e.err)
