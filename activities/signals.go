@@ -48,8 +48,13 @@ func newUpdateSender(c client.Client, info activity.Info, callID string, start t
 	return u
 }
 
-// send queues a partial result; it never blocks the tool.
-func (u *updateSender) send(r agent.ToolResult) {
+// send queues a partial result stamped with the wall clock; it never
+// blocks the tool.
+func (u *updateSender) send(r agent.ToolResult) { u.sendAt(r, time.Since(u.start)) }
+
+// sendAt queues a partial result emitted at the given offset from the
+// call's start, in a tool's simulated time (tools.Call.UpdateAt).
+func (u *updateSender) sendAt(r agent.ToolResult, at time.Duration) {
 	r = capResult(r)
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -57,7 +62,7 @@ func (u *updateSender) send(r agent.ToolResult) {
 		return
 	}
 	u.pending = append(u.pending, r)
-	u.offsets = append(u.offsets, time.Since(u.start))
+	u.offsets = append(u.offsets, at)
 	if n := len(u.pending) - maxPendingUpdates; n > 0 {
 		u.dropped += n
 		u.pending = append([]agent.ToolResult(nil), u.pending[n:]...)

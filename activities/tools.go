@@ -101,6 +101,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		Workspace:      workspace,
 		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, in.ToolCallID, info.WorkflowExecution.RunID, info.ActivityID),
 		Update:         updates.send,
+		UpdateAt:       updates.sendAt,
 		Run:            runControl{a: a, info: info, cancelTools: func() { a.tools.cancel(runKey) }},
 		ReportDuration: func(d time.Duration) { reported = &d },
 	}

@@ -66,7 +66,9 @@ func (t scenarioTool) Execute(ctx context.Context, call tools.Call) (agent.ToolR
 		if err != nil {
 			return agent.ToolResult{}, err
 		}
-		call.EmitUpdate(agent.ToolResult{Content: content, Details: json.RawMessage("{}")})
+		// At the instant the call starts in pi's event loop, whatever
+		// the wall clock of a loaded machine says.
+		call.EmitUpdateAt(agent.ToolResult{Content: content, Details: json.RawMessage("{}")}, 0)
 	}
 	for _, s := range b.Steer {
 		if err := call.Run.Steer(ctx, agent.UserText(s, 0)); err != nil {

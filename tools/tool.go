@@ -84,6 +84,10 @@ type Call struct {
 	// conformance tools sleep on a script) say how long it took in that
 	// time; the workflow orders the ends of a parallel batch by durations.
 	ReportDuration func(time.Duration)
+	// UpdateAt, when set, emits a partial result at an offset from the
+	// call's start in the same simulated time; Update stamps it with the
+	// wall clock instead.
+	UpdateAt func(r agent.ToolResult, at time.Duration)
 }
 
 // EmitUpdate calls Update when it is set.
@@ -91,6 +95,16 @@ func (c Call) EmitUpdate(r agent.ToolResult) {
 	if c.Update != nil {
 		c.Update(r)
 	}
+}
+
+// EmitUpdateAt emits a partial result at a simulated offset when the call
+// takes one, else as EmitUpdate does.
+func (c Call) EmitUpdateAt(r agent.ToolResult, at time.Duration) {
+	if c.UpdateAt != nil {
+		c.UpdateAt(r, at)
+		return
+	}
+	c.EmitUpdate(r)
 }
 
 // RunControl is the running agent loop as a tool sees it: pi's agent.steer,

@@ -359,6 +359,13 @@ func TestBadInputUpdatesAreRefused(t *testing.T) {
 	h := badGuardedHarness(t, nil, &ran)
 	run := badGuarded(t, h)
 	before := len(badHistory(t, h.c, run))
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, e := range badHistory(t, h.c, run) {
+				t.Logf("history %d %v %v", e.GetEventId(), e.GetEventType(), e.GetAttributes())
+			}
+		}
+	})
 
 	for _, name := range []string{workflows.UpdateSteer, workflows.UpdateFollowUp} {
 		for _, m := range badMessages() {
