@@ -142,12 +142,15 @@ func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
 	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true})
 }
 
+// Abort cancels the run's tools in this process before it signals the
+// workflow: in pi the siblings see the abort in the same instant, and the
+// signal may take a while on a loaded server (a 300 ms sibling finished
+// first in a stress run).
 func (r runControl) Abort(ctx context.Context, reason string) error {
-	err := r.signal(ctx, SignalAbort, AbortRequest{Reason: reason})
 	if r.cancelTools != nil {
 		r.cancelTools()
 	}
-	return err
+	return r.signal(ctx, SignalAbort, AbortRequest{Reason: reason})
 }
 
 // signal ignores the tool context's cancellation: in pi, queueing a message
