@@ -814,9 +814,11 @@ func TestAttackBashOutputFileIsCapped(t *testing.T) {
 	outDir := t.TempDir()
 	const limit = 5 << 20
 	tool := NewBashTool(BashOptions{KillGrace: 300 * time.Millisecond, OutputDir: outDir, MaxOutputFileBytes: limit})
-	r := runBashTracked(t, tool, ws, `yes; echo never`, 1)
-	wantContains(t, r.out, "y\ny\ny\n", "Full output: ", "Command timed out after 1 seconds")
-	r.checkBounds(t, 5*time.Second)
+	// 12 MB at once, then an endless flood: the file passes its cap
+	// however slowly a loaded machine runs yes, and the timeout ends it.
+	r := runBashTracked(t, tool, ws, `yes | head -c 12000000; yes; echo never`, 3)
+	wantContains(t, r.out, "y\ny\ny\n", "Full output: ", "Command timed out after 3 seconds")
+	r.checkBounds(t, 8*time.Second)
 	path := r.out[strings.LastIndex(r.out, "Full output: ")+len("Full output: "):]
 	path = path[:strings.IndexByte(path, ']')]
 	b, err := os.ReadFile(path)
