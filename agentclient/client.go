@@ -108,18 +108,14 @@ func updateAndWait(ctx context.Context, c client.Client, workflowID, name string
 
 // Events reads one run's event log as it stands, with the events Query
 // page by page; unlike Follow it neither waits for the end nor follows
-// continue-as-new.
+// continue-as-new. Transient failures are retried for DefaultRetryFor.
 func Events(ctx context.Context, c client.Client, workflowID, runID string) ([]agent.Event, error) {
 	var all []agent.Event
 	var after int64
 	for {
-		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
+		page, err := eventsPage(ctx, c, workflowID, runID, after, 0)
 		if err != nil {
-			return nil, fmt.Errorf("query events: %w", err)
-		}
-		var page workflows.EventsPage
-		if err := resp.Get(&page); err != nil {
-			return nil, fmt.Errorf("decode events: %w", err)
+			return nil, err
 		}
 		all = append(all, page.Events...)
 		if len(page.Events) == 0 || page.Events[len(page.Events)-1].Seq >= page.Last {
@@ -127,4 +123,22 @@ func Events(ctx context.Context, c client.Client, workflowID, runID string) ([]a
 		}
 		after = page.Events[len(page.Events)-1].Seq
 	}
+}
+
+// eventsPage reads the events after a sequence number, retrying transient
+// failures for retryFor.
+func eventsPage(ctx context.Context, c client.Client, workflowID, runID string, after int64, retryFor time.Duration) (workflows.EventsPage, error) {
+	var page workflows.EventsPage
+	err := retry(ctx, retryFor, func() error {
+		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
+		if err != nil {
+			return fmt.Errorf("query events of %s: %w", workflowID, err)
+		}
+		page = workflows.EventsPage{}
+		if err := resp.Get(&page); err != nil {
+			return final{fmt.Errorf("decode events of %s: %w", workflowID, err)}
+		}
+		return nil
+	})
+	return page, err
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // LivePollInterval is how often Watch reads the live stream of a model turn.
@@ -27,6 +26,10 @@ type WatchOptions struct {
 	// DataConverter decodes heartbeat details; it must match the worker's
 	// (default: Temporal's default converter).
 	DataConverter converter.DataConverter
+	// RetryFor is how long a read that keeps failing transiently (server
+	// restarting, worker being replaced) is retried before Watch gives up;
+	// zero means DefaultRetryFor.
+	RetryFor time.Duration
 }
 
 // Watch calls fn for every event of a run, as Follow does, and with Live
@@ -39,13 +42,9 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 	}
 	w := watcher{after: o.After}
 	for {
-		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: w.after})
+		page, err := eventsPage(ctx, c, workflowID, runID, w.after, o.RetryFor)
 		if err != nil {
-			return fmt.Errorf("query events of %s: %w", workflowID, err)
-		}
-		var page workflows.EventsPage
-		if err := resp.Get(&page); err != nil {
-			return fmt.Errorf("decode events: %w", err)
+			return err
 		}
 		if page.First > w.after+1 && page.PreviousRunID != "" {
 			// The events we still need are in an earlier run.
@@ -71,7 +70,11 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 		// read them with DescribeWorkflowExecution, which the server answers
 		// alone, and query the event log again when the turn is over.
 		for o.Live && w.streaming {
-			pending, err := w.live(ctx, c, dc, workflowID, runID, fn)
+			var pending bool
+			err := retry(ctx, o.RetryFor, func() (err error) {
+				pending, err = w.live(ctx, c, dc, workflowID, runID, fn)
+				return err
+			})
 			if err != nil {
 				return err
 			}

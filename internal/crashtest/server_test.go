@@ -1,13 +1,17 @@
 package crashtest_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/crashtest"
+	"github.com/durable-agents/agentloop/internal/testenv"
 )
 
 // The dev server stopped (SIGINT; it takes 2-5 s to shut down) while a tool
@@ -19,7 +23,9 @@ import (
 // attempt cannot time out while the server is down. (With its usual 6 s the
 // attempt timed out before the late result arrived and slow_read, being
 // read-only, ran again; a single-attempt tool would have ended as lost: a
-// second case the tool journal recovers.)
+// second case the tool journal recovers.) A client watching the run's
+// events from before the stop, on a connection of its own, rides out the
+// restart and sees every event once.
 func TestServerRestartMidRun(t *testing.T) {
 	e := newEnv(t)
 	w := e.startWorker("w1", "-slow-read-timeout", "30s")
@@ -27,6 +33,17 @@ func TestServerRestartMidRun(t *testing.T) {
 	e.start(id, e.input(crashtest.ModelRestart, crashtest.SlowReadTool))
 	log := e.path(crashtest.SlowReadLog)
 	e.waitFor("slow_read running", 30*time.Second, func() bool { return len(lines(log, "start")) == 1 })
+
+	wc, err := client.Dial(client.Options{HostPort: e.hostPort, Logger: testenv.Quiet()})
+	require.NoError(t, err)
+	defer wc.Close()
+	watched := make(chan []agent.Event, 1)
+	watchErr := make(chan error, 1)
+	go func() {
+		var evs []agent.Event
+		watchErr <- agentclient.Watch(context.Background(), wc, id, "", agentclient.WatchOptions{}, func(ev agent.Event) { evs = append(evs, ev) })
+		watched <- evs
+	}()
 
 	down := time.Now()
 	e.stopServer()
@@ -50,6 +67,18 @@ func TestServerRestartMidRun(t *testing.T) {
 	evs := e.events(id)
 	require.Equal(t, 1, countEvents(evs, agent.EventToolExecutionStart, "call-restart"))
 	require.Equal(t, 1, countEvents(evs, agent.EventToolExecutionEnd, "call-restart"))
+	select {
+	case err := <-watchErr:
+		require.NoError(t, err, "the watch rode out the restart")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch did not end with the run")
+	}
+	seen := <-watched
+	for i, ev := range seen {
+		require.EqualValues(t, i+1, ev.Seq, "the watcher saw each event once, in order")
+	}
+	require.Equal(t, len(evs), len(seen))
+	require.Equal(t, agent.EventAgentEnd, seen[len(seen)-1].Type)
 	e.logActivities(id)
 	e.logHistory(id)
 }
