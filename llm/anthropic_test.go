@@ -13,7 +13,7 @@ const testAnthropicKey = "sk-ant-test-secret-key-123"
 
 func anthropicModelFor(t *testing.T, f *fakeProvider, id string) Model {
 	t.Helper()
-	p := NewAnthropicProvider(AnthropicConfig{APIKey: testAnthropicKey, BaseURL: f.srv.URL})
+	p := NewAnthropicProvider(AnthropicConfig{APIKey: testAnthropicKey, BaseURL: f.URL})
 	m, err := p.Model(id)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ var anthropicSelf = []agent.Content{
 }
 
 func TestAnthropicStreamsToolUseWithThinking(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "anthropic_tool_use.sse"})
+	f := newFakeProvider(t, reply{Fixture: "anthropic_tool_use.sse"})
 	m := anthropicModelFor(t, f, "claude-sonnet-4-5")
 	rec := &recorder{}
 	msgs := testTranscript(AnthropicProviderName, APIAnthropicMessages, "claude-sonnet-4-5", anthropicSelf)
@@ -78,7 +78,7 @@ func TestAnthropicStreamsToolUseWithThinking(t *testing.T) {
 }
 
 func TestAnthropicAdaptiveThinkingAndNoReasoning(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "anthropic_tool_use.sse"}, reply{fixture: "anthropic_tool_use.sse"}, reply{fixture: "anthropic_tool_use.sse"})
+	f := newFakeProvider(t, reply{Fixture: "anthropic_tool_use.sse"}, reply{Fixture: "anthropic_tool_use.sse"}, reply{Fixture: "anthropic_tool_use.sse"})
 	msgs := []agent.Message{agent.UserText("hi", 0)}
 	ctx := context.Background()
 	if _, err := anthropicModelFor(t, f, "claude-opus-4-6").Stream(ctx, Request{Messages: msgs, Options: agent.ModelOptions{Reasoning: "xhigh"}}, nil); err != nil {
@@ -108,7 +108,7 @@ func TestAnthropicAdaptiveThinkingAndNoReasoning(t *testing.T) {
 }
 
 func TestAnthropicInvalidToolJSONDoesNotBreakTheStream(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "anthropic_bad_tool_json.sse"})
+	f := newFakeProvider(t, reply{Fixture: "anthropic_bad_tool_json.sse"})
 	got, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("go", 0)}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestAnthropicInvalidToolJSONDoesNotBreakTheStream(t *testing.T) {
 }
 
 func TestAnthropicRefusalIsAnErrorMessage(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "anthropic_refusal.sse"})
+	f := newFakeProvider(t, reply{Fixture: "anthropic_refusal.sse"})
 	rec := &recorder{}
 	got, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, rec.emit)
 	if err != nil {
@@ -149,19 +149,19 @@ func TestAnthropicErrors(t *testing.T) {
 		retry   time.Duration
 		message string
 	}{
-		{"429 retry-after seconds", reply{status: 429, fixture: "anthropic_error_429.json", header: map[string]string{"retry-after": "7"}},
+		{"429 retry-after seconds", reply{Status: 429, Fixture: "anthropic_error_429.json", Header: map[string]string{"retry-after": "7"}},
 			ErrRateLimited, 429, 7 * time.Second, "Number of request tokens has exceeded your per-minute rate limit"},
-		{"529 overloaded", reply{status: 529, fixture: "anthropic_error_529.json"}, ErrUnavailable, 529, 0, "Overloaded"},
-		{"500", reply{status: 500, fixture: "anthropic_error_500.json", header: map[string]string{"retry-after": "2"}}, ErrUnavailable, 500, 2 * time.Second, "Internal server error"},
-		{"401 with the key in the text", reply{status: 401, fixture: "anthropic_error_401.json"}, ErrAuth, 401, 0, "invalid x-api-key: [redacted]"},
-		{"400 prompt too long", reply{status: 400, fixture: "anthropic_error_400_overflow.json"}, ErrContextOverflow, 400, 0, "prompt is too long: 213462 tokens > 200000 maximum"},
-		{"413 request too large", reply{status: 413, fixture: "anthropic_error_413.json"}, ErrContextOverflow, 413, 0, "Request exceeds the maximum allowed number of bytes."},
-		{"400", reply{status: 400, fixture: "anthropic_error_400.json"}, ErrBadRequest, 400, 0, "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"},
-		{"404", reply{status: 404, fixture: "anthropic_error_404.json"}, ErrNotFound, 404, 0, "model: claude-nonexistent"},
-		{"403 without a JSON body", reply{status: 403, body: "forbidden by proxy"}, ErrAuth, 403, 0, "forbidden by proxy"},
-		{"error event mid-stream", reply{fixture: "anthropic_overloaded_midstream.sse"}, ErrUnavailable, 529, 0, "Overloaded"},
-		{"stream ends before message_stop", reply{fixture: "anthropic_no_stop.sse"}, ErrUnavailable, 0, 0, errStreamCut.Error()},
-		{"connection cut mid-stream", reply{fixture: "anthropic_tool_use.sse", cutAfter: 900}, ErrUnavailable, 0, 0, "connection error: unexpected EOF"},
+		{"529 overloaded", reply{Status: 529, Fixture: "anthropic_error_529.json"}, ErrUnavailable, 529, 0, "Overloaded"},
+		{"500", reply{Status: 500, Fixture: "anthropic_error_500.json", Header: map[string]string{"retry-after": "2"}}, ErrUnavailable, 500, 2 * time.Second, "Internal server error"},
+		{"401 with the key in the text", reply{Status: 401, Fixture: "anthropic_error_401.json"}, ErrAuth, 401, 0, "invalid x-api-key: [redacted]"},
+		{"400 prompt too long", reply{Status: 400, Fixture: "anthropic_error_400_overflow.json"}, ErrContextOverflow, 400, 0, "prompt is too long: 213462 tokens > 200000 maximum"},
+		{"413 request too large", reply{Status: 413, Fixture: "anthropic_error_413.json"}, ErrContextOverflow, 413, 0, "Request exceeds the maximum allowed number of bytes."},
+		{"400", reply{Status: 400, Fixture: "anthropic_error_400.json"}, ErrBadRequest, 400, 0, "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"},
+		{"404", reply{Status: 404, Fixture: "anthropic_error_404.json"}, ErrNotFound, 404, 0, "model: claude-nonexistent"},
+		{"403 without a JSON body", reply{Status: 403, Body: "forbidden by proxy"}, ErrAuth, 403, 0, "forbidden by proxy"},
+		{"error event mid-stream", reply{Fixture: "anthropic_overloaded_midstream.sse"}, ErrUnavailable, 529, 0, "Overloaded"},
+		{"stream ends before message_stop", reply{Fixture: "anthropic_no_stop.sse"}, ErrUnavailable, 0, 0, errStreamCut.Error()},
+		{"connection cut mid-stream", reply{Fixture: "anthropic_tool_use.sse", CutAfter: 900}, ErrUnavailable, 0, 0, "connection error: unexpected EOF"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,7 +189,7 @@ func TestAnthropicErrors(t *testing.T) {
 }
 
 func TestAnthropicAbortReturnsAbortedMessage(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "anthropic_no_stop.sse", hold: true})
+	f := newFakeProvider(t, reply{Fixture: "anthropic_no_stop.sse", Hold: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rec := &recorder{onEvent: func(ev agent.StreamEvent) {
@@ -228,7 +228,7 @@ func TestAnthropicAbortBeforeResponse(t *testing.T) {
 }
 
 func TestAnthropicDeadlineIsRetryable(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "anthropic_no_stop.sse", hold: true})
+	f := newFakeProvider(t, reply{Fixture: "anthropic_no_stop.sse", Hold: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(ctx, Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)

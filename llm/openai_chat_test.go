@@ -13,7 +13,7 @@ const testOpenAIKey = "sk-test-openai-secret-456"
 
 func openAIModelFor(t *testing.T, f *fakeProvider, cfg OpenAIConfig, id string) Model {
 	t.Helper()
-	cfg.BaseURL = f.srv.URL
+	cfg.BaseURL = f.URL
 	m, err := NewOpenAIProvider(cfg).Model(id)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ var chatSelf = []agent.Content{
 }
 
 func TestOpenAIChatStreamsToolCalls(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "openai_chat_tools.sse"})
+	f := newFakeProvider(t, reply{Fixture: "openai_chat_tools.sse"})
 	m := openAIModelFor(t, f, openAIChatConfig, "gpt-5")
 	rec := &recorder{}
 	msgs := testTranscript(OpenAIProviderName, APIOpenAICompletions, "gpt-5", chatSelf)
@@ -55,8 +55,8 @@ func TestOpenAIChatStreamsToolCalls(t *testing.T) {
 	if auth := f.header(0).Get("Authorization"); auth != "Bearer "+testOpenAIKey {
 		t.Errorf("Authorization %q", auth)
 	}
-	if f.paths[0] != "/chat/completions" {
-		t.Errorf("path %s", f.paths[0])
+	if f.Requests()[0].Path != "/chat/completions" {
+		t.Errorf("path %s", f.Requests()[0].Path)
 	}
 	u := got.Usage
 	if u.Input != 400 || u.CacheRead != 600 || u.Output != 50 || u.TotalTokens != 1050 {
@@ -66,7 +66,7 @@ func TestOpenAIChatStreamsToolCalls(t *testing.T) {
 
 func TestOllamaStreamsReasoningWithoutKey(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-must-not-be-sent")
-	f := newFakeProvider(t, reply{fixture: "openai_chat_reasoning.sse"})
+	f := newFakeProvider(t, reply{Fixture: "openai_chat_reasoning.sse"})
 	m := openAIModelFor(t, f, OpenAIConfig{Name: OllamaProviderName}, "qwen3:8b")
 	rec := &recorder{}
 	got, err := m.Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("hi", 0)}}, rec.emit)
@@ -96,7 +96,7 @@ func TestOllamaStreamsReasoningWithoutKey(t *testing.T) {
 	}
 	// The thinking goes back in the field it came from.
 	msgs := []agent.Message{agent.UserText("hi", 0), got, agent.UserText("more", 0)}
-	f.add(reply{fixture: "openai_chat_reasoning.sse"})
+	f.Add(reply{Fixture: "openai_chat_reasoning.sse"})
 	if _, err := m.Stream(context.Background(), Request{Messages: msgs}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestOllamaStreamsReasoningWithoutKey(t *testing.T) {
 }
 
 func TestOpenRouterReasoningAndEncryptedDetails(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "openai_chat_openrouter.sse"}, reply{fixture: "openai_chat_openrouter.sse"})
+	f := newFakeProvider(t, reply{Fixture: "openai_chat_openrouter.sse"}, reply{Fixture: "openai_chat_openrouter.sse"})
 	cfg := OpenAIConfig{Name: OpenRouterProviderName, APIKey: "or-key", Catalog: true}
 	m := openAIModelFor(t, f, cfg, "anthropic/claude-sonnet-4.5")
 	msgs := testTranscript(OpenRouterProviderName, APIOpenAICompletions, "anthropic/claude-sonnet-4.5", chatSelf)
@@ -139,22 +139,22 @@ func TestOpenAIChatErrors(t *testing.T) {
 		retry   time.Duration
 		message string
 	}{
-		{"429 retry-after-ms", reply{status: 429, fixture: "openai_error_429.json", header: map[string]string{"retry-after-ms": "2400", "retry-after": "3"}},
+		{"429 retry-after-ms", reply{Status: 429, Fixture: "openai_error_429.json", Header: map[string]string{"retry-after-ms": "2400", "retry-after": "3"}},
 			ErrRateLimited, 429, 2400 * time.Millisecond, "Rate limit reached for gpt-5 in organization org-x on tokens per min (TPM): Limit 30000, Used 30000, Requested 1200. Please try again in 2.4s."},
-		{"429 retry-after HTTP date", reply{status: 429, fixture: "openai_error_429.json", header: map[string]string{"retry-after": time.Now().Add(90 * time.Second).UTC().Format(http1123)}},
+		{"429 retry-after HTTP date", reply{Status: 429, Fixture: "openai_error_429.json", Header: map[string]string{"retry-after": time.Now().Add(90 * time.Second).UTC().Format(http1123)}},
 			ErrRateLimited, 429, -1, ""},
-		{"500", reply{status: 500, fixture: "openai_error_500.json"}, ErrUnavailable, 500, 0, "The server had an error while processing your request. Sorry about that!"},
-		{"503 plain text", reply{status: 503, body: "upstream connect error"}, ErrUnavailable, 503, 0, "upstream connect error"},
-		{"401", reply{status: 401, fixture: "openai_error_401.json"}, ErrAuth, 401, 0,
+		{"500", reply{Status: 500, Fixture: "openai_error_500.json"}, ErrUnavailable, 500, 0, "The server had an error while processing your request. Sorry about that!"},
+		{"503 plain text", reply{Status: 503, Body: "upstream connect error"}, ErrUnavailable, 503, 0, "upstream connect error"},
+		{"401", reply{Status: 401, Fixture: "openai_error_401.json"}, ErrAuth, 401, 0,
 			"Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys."},
-		{"400 context overflow", reply{status: 400, fixture: "openai_error_400_overflow.json"}, ErrContextOverflow, 400, 0,
+		{"400 context overflow", reply{Status: 400, Fixture: "openai_error_400_overflow.json"}, ErrContextOverflow, 400, 0,
 			"Your input exceeds the context window of this model. Please adjust your input and try again."},
-		{"400", reply{status: 400, fixture: "openai_error_400.json"}, ErrBadRequest, 400, 0, ""},
-		{"404 Ollama", reply{status: 404, fixture: "ollama_error_404.json"}, ErrNotFound, 404, 0, `model "llama9" not found, try pulling it first`},
-		{"404 with a string error", reply{status: 404, fixture: "server_error_string_404.json"}, ErrNotFound, 404, 0, "model 'llama9' not found"},
-		{"error object mid-stream", reply{fixture: "openai_chat_midstream_error.sse"}, ErrUnavailable, 502, 0, "Provider returned error\nupstream overloaded"},
-		{"stream without finish_reason", reply{fixture: "openai_chat_no_finish.sse"}, ErrUnavailable, 0, 0, errStreamCut.Error()},
-		{"connection cut mid-stream", reply{fixture: "openai_chat_tools.sse", cutAfter: 700}, ErrUnavailable, 0, 0, "connection error: unexpected EOF"},
+		{"400", reply{Status: 400, Fixture: "openai_error_400.json"}, ErrBadRequest, 400, 0, ""},
+		{"404 Ollama", reply{Status: 404, Fixture: "ollama_error_404.json"}, ErrNotFound, 404, 0, `model "llama9" not found, try pulling it first`},
+		{"404 with a string error", reply{Status: 404, Fixture: "server_error_string_404.json"}, ErrNotFound, 404, 0, "model 'llama9' not found"},
+		{"error object mid-stream", reply{Fixture: "openai_chat_midstream_error.sse"}, ErrUnavailable, 502, 0, "Provider returned error\nupstream overloaded"},
+		{"stream without finish_reason", reply{Fixture: "openai_chat_no_finish.sse"}, ErrUnavailable, 0, 0, errStreamCut.Error()},
+		{"connection cut mid-stream", reply{Fixture: "openai_chat_tools.sse", CutAfter: 700}, ErrUnavailable, 0, 0, "connection error: unexpected EOF"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestOpenAIChatErrors(t *testing.T) {
 const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 
 func TestOpenAIChatContentFilterIsAnErrorMessage(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "openai_chat_content_filter.sse"})
+	f := newFakeProvider(t, reply{Fixture: "openai_chat_content_filter.sse"})
 	rec := &recorder{}
 	got, err := openAIModelFor(t, f, openAIChatConfig, "gpt-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, rec.emit)
 	if err != nil {
@@ -203,7 +203,7 @@ func TestOpenAIChatContentFilterIsAnErrorMessage(t *testing.T) {
 }
 
 func TestOpenAIChatAbort(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "openai_chat_no_finish.sse", hold: true})
+	f := newFakeProvider(t, reply{Fixture: "openai_chat_no_finish.sse", Hold: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rec := &recorder{onEvent: func(ev agent.StreamEvent) {

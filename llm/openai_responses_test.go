@@ -23,7 +23,7 @@ var responsesSelf = []agent.Content{
 }
 
 func TestOpenAIResponsesStreamsReasoningAndToolCalls(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "openai_responses_tools.sse"})
+	f := newFakeProvider(t, reply{Fixture: "openai_responses_tools.sse"})
 	m := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5")
 	rec := &recorder{}
 	msgs := testTranscript(OpenAIProviderName, APIOpenAIResponses, "gpt-5", responsesSelf)
@@ -39,8 +39,8 @@ func TestOpenAIResponsesStreamsReasoningAndToolCalls(t *testing.T) {
 		t.Errorf("events:\n got %s\nwant %s", rec.types(), want)
 	}
 	rec.checkPartials(t)
-	if f.paths[0] != "/responses" {
-		t.Errorf("path %s", f.paths[0])
+	if f.Requests()[0].Path != "/responses" {
+		t.Errorf("path %s", f.Requests()[0].Path)
 	}
 	// The reasoning item is kept whole, to be sent back next turn.
 	var item map[string]any
@@ -49,7 +49,7 @@ func TestOpenAIResponsesStreamsReasoningAndToolCalls(t *testing.T) {
 	}
 
 	// Next turn: the reply goes back as reasoning item, message and call.
-	f.add(reply{fixture: "openai_responses_tools.sse"})
+	f.Add(reply{Fixture: "openai_responses_tools.sse"})
 	next := append(msgs[:len(msgs):len(msgs)], got)
 	if _, err := m.Stream(context.Background(), Request{Messages: next}, nil); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestOpenAIResponsesStreamsReasoningAndToolCalls(t *testing.T) {
 }
 
 func TestOpenAIResponsesIncompleteIsLength(t *testing.T) {
-	f := newFakeProvider(t, reply{fixture: "openai_responses_incomplete.sse"})
+	f := newFakeProvider(t, reply{Fixture: "openai_responses_incomplete.sse"})
 	got, err := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,11 +89,11 @@ func TestOpenAIResponsesErrors(t *testing.T) {
 		kind    ErrorKind
 		message string
 	}{
-		{"response.failed", reply{fixture: "openai_responses_failed.sse"}, ErrUnavailable, "server_error: The model failed to generate a response."},
-		{"error event", reply{fixture: "openai_responses_error_event.sse"}, ErrRateLimited, "Error Code rate_limit_exceeded: Rate limit reached for requests"},
-		{"cut mid-stream", reply{fixture: "openai_responses_tools.sse", cutAfter: 3000}, ErrUnavailable, "connection error: unexpected EOF"},
-		{"ends before response.completed", reply{body: "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n"}, ErrUnavailable, errStreamCut.Error()},
-		{"400 overflow", reply{status: 400, fixture: "openai_error_400_overflow.json"}, ErrContextOverflow, ""},
+		{"response.failed", reply{Fixture: "openai_responses_failed.sse"}, ErrUnavailable, "server_error: The model failed to generate a response."},
+		{"error event", reply{Fixture: "openai_responses_error_event.sse"}, ErrRateLimited, "Error Code rate_limit_exceeded: Rate limit reached for requests"},
+		{"cut mid-stream", reply{Fixture: "openai_responses_tools.sse", CutAfter: 3000}, ErrUnavailable, "connection error: unexpected EOF"},
+		{"ends before response.completed", reply{Body: "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n"}, ErrUnavailable, errStreamCut.Error()},
+		{"400 overflow", reply{Status: 400, Fixture: "openai_error_400_overflow.json"}, ErrContextOverflow, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

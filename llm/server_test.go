@@ -4,133 +4,43 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/fakeprovider"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // reply is one scripted HTTP response of the fake provider.
-type reply struct {
-	status int
-	header map[string]string
-	// body is sent as is; fixture names a file in testdata to send instead.
-	body    string
-	fixture string
-	// cutAfter, when positive, sends that many bytes of the body and then
-	// drops the connection, as a network failure mid-stream does.
-	cutAfter int
-	// hold keeps the stream open after the body until the client goes away.
-	hold bool
-}
+type reply = fakeprovider.Reply
 
-// fakeProvider is a local HTTP server that answers every call with the next
-// scripted reply and records what the SDK sent.
+// fakeProvider is the local server the provider SDKs talk to in these
+// tests.
 type fakeProvider struct {
-	t       *testing.T
-	srv     *httptest.Server
-	mu      sync.Mutex
-	replies []reply
-	bodies  [][]byte
-	headers []http.Header
-	paths   []string
+	*fakeprovider.Server
+	t *testing.T
 }
 
 func newFakeProvider(t *testing.T, replies ...reply) *fakeProvider {
-	f := &fakeProvider{t: t, replies: replies}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	f.headers = append(f.headers, r.Header.Clone())
-	f.paths = append(f.paths, r.URL.Path)
-	if len(f.replies) == 0 {
-		f.mu.Unlock()
-		http.Error(w, "no reply scripted", http.StatusTeapot)
-		return
-	}
-	rep := f.replies[0]
-	f.replies = f.replies[1:]
-	f.mu.Unlock()
-
-	data := []byte(rep.body)
-	if rep.fixture != "" {
-		data = readFixture(f.t, rep.fixture)
-	}
-	status := rep.status
-	if status == 0 {
-		status = http.StatusOK
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	if rep.cutAfter > 0 {
-		f.cut(w, status, data[:rep.cutAfter])
-		return
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(data)
-	if rep.hold {
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}
-}
-
-// cut writes part of a chunked response and closes the connection without
-// the terminating chunk.
-func (f *fakeProvider) cut(w http.ResponseWriter, status int, part []byte) {
-	w.WriteHeader(status)
-	_, _ = w.Write(part)
-	w.(http.Flusher).Flush()
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		f.t.Errorf("hijack: %v", err)
-		return
-	}
-	_ = conn.Close()
+	return &fakeProvider{Server: fakeprovider.New(t, replies...), t: t}
 }
 
 // request returns the JSON body of the i-th call.
 func (f *fakeProvider) request(i int) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	raw := f.Requests()[i].Raw
 	var m map[string]any
-	if err := json.Unmarshal(f.bodies[i], &m); err != nil {
-		f.t.Fatalf("request %d is not JSON: %v\n%s", i, err, f.bodies[i])
+	if err := json.Unmarshal(raw, &m); err != nil {
+		f.t.Fatalf("request %d is not JSON: %v\n%s", i, err, raw)
 	}
 	return m
 }
 
-func (f *fakeProvider) header(i int) http.Header {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.headers[i]
-}
-
-func readFixture(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func (f *fakeProvider) header(i int) http.Header { return f.Requests()[i].Header }
 
 // golden compares v, as indented JSON, with testdata/name; -update rewrites
 // the file.
@@ -214,11 +124,6 @@ func mustJSON(t *testing.T, v any) map[string]any {
 }
 
 // add scripts more replies.
-func (f *fakeProvider) add(replies ...reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.replies = append(f.replies, replies...)
-}
 
 // mustJSONValue encodes v compactly, for comparing small JSON values.
 func mustJSONValue(v any) string {

@@ -10,20 +10,16 @@ package llm_test
 // mid-stream and broken tool arguments.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +36,7 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/internal/fakeprovider"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
@@ -52,134 +49,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // The fake provider: an httptest server answering each call with the next
 // scripted step and recording what the SDK sent.
 
-// step is one scripted HTTP answer.
-type step struct {
-	status int
-	header map[string]string
-	// body is sent as is; fixture names a file in testdata to send instead.
-	body    string
-	fixture string
-	// cutAfter, when positive, sends that many bytes of a 200 stream, then
-	// hijacks the connection and closes it: a network failure mid-stream.
-	cutAfter int
-	// events, when set, are SSE events sent one per interval (a slow
-	// stream); the handler stops when the client goes away.
-	events   []string
-	interval time.Duration
-}
+// step is one scripted HTTP answer of the fake provider.
+type step = fakeprovider.Reply
 
-// received is one call the server got.
-type received struct {
-	at     time.Time
-	path   string
-	header http.Header
-	raw    []byte
-	body   map[string]any
-}
+// fakeServer answers each call with the next step and records the calls.
+type fakeServer = fakeprovider.Server
 
-type fakeServer struct {
-	t      *testing.T
-	srv    *httptest.Server
-	mu     sync.Mutex
-	steps  []step
-	always *step // answers every call once steps run out
-	reqs   []received
-	// sent counts the events a slow stream wrote; gone is closed when a
-	// slow stream's client went away before the end.
-	sent     atomic.Int32
-	gone     chan struct{}
-	goneOnce sync.Once
-}
-
-func newFakeServer(t *testing.T, steps ...step) *fakeServer {
-	f := &fakeServer{t: t, steps: steps, gone: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
-	raw := new(bytes.Buffer)
-	_, _ = raw.ReadFrom(r.Body)
-	rec := received{at: time.Now(), path: r.URL.Path, header: r.Header.Clone(), raw: raw.Bytes()}
-	_ = json.Unmarshal(rec.raw, &rec.body)
-	f.mu.Lock()
-	f.reqs = append(f.reqs, rec)
-	var st step
-	switch {
-	case len(f.steps) > 0:
-		st, f.steps = f.steps[0], f.steps[1:]
-	case f.always != nil:
-		st = *f.always
-	default:
-		f.mu.Unlock()
-		f.t.Errorf("unscripted call %d to %s", len(f.reqs), r.URL.Path)
-		http.Error(w, `{"error":{"message":"no reply scripted","type":"test"}}`, http.StatusTeapot)
-		return
-	}
-	f.mu.Unlock()
-
-	data := []byte(st.body)
-	if st.fixture != "" {
-		data = fixture(f.t, st.fixture)
-	}
-	status := st.status
-	if status == 0 {
-		status = http.StatusOK
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	for k, v := range st.header {
-		w.Header().Set(k, v)
-	}
-	switch {
-	case st.cutAfter > 0:
-		w.WriteHeader(status)
-		_, _ = w.Write(data[:st.cutAfter])
-		w.(http.Flusher).Flush()
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			f.t.Errorf("hijack: %v", err)
-			return
-		}
-		_ = conn.Close()
-	case st.events != nil:
-		w.WriteHeader(status)
-		for _, ev := range st.events {
-			if _, err := w.Write([]byte(ev)); err != nil {
-				break
-			}
-			w.(http.Flusher).Flush()
-			f.sent.Add(1)
-			select {
-			case <-r.Context().Done():
-				f.goneOnce.Do(func() { close(f.gone) })
-				return
-			case <-time.After(st.interval):
-			}
-		}
-	default:
-		w.WriteHeader(status)
-		_, _ = w.Write(data)
-	}
-}
-
-func (f *fakeServer) requests() []received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]received(nil), f.reqs...)
-}
-
-func fixture(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func newFakeServer(t *testing.T, steps ...step) *fakeServer { return fakeprovider.New(t, steps...) }
 
 // ---------------------------------------------------------------------------
 // Streams of the three wire formats for turns the fixtures do not have.
@@ -611,8 +487,8 @@ func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	t.Parallel()
 	const text = "The engine is currently overloaded, please try again later."
 	f := newFakeServer(t)
-	f.always = &step{status: 503, body: `{"error":{"message":"` + text + `","type":"server_error","param":null,"code":null}}`}
-	r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.srv.URL})
+	f.Always = &step{Status: 503, Body: `{"error":{"message":"` + text + `","type":"server_error","param":null,"code":null}}`}
+	r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.URL})
 	began := time.Now()
 	run := r.start(input("openai/gpt-5", "What's the weather in Paris?"))
 	res := r.result(run)
@@ -625,7 +501,7 @@ func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	require.Equal(t, text, res.ErrorMessage)
 	require.Len(t, res.Messages, 2, "the prompt and the error message")
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.Len(t, reqs, 6, "six calls reached the provider")
 	turns := modelTurns(t, r.history(run))
 	require.Len(t, turns, 1)
@@ -637,10 +513,10 @@ func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	require.Equal(t, text, failed.GetFailure().GetMessage())
 	// The policy's backoff: 1, 2, 4, 8, 16 s between attempts.
 	for i := 1; i < len(reqs); i++ {
-		gap, want := reqs[i].at.Sub(reqs[i-1].at), time.Second<<(i-1)
+		gap, want := reqs[i].At.Sub(reqs[i-1].At), time.Second<<(i-1)
 		require.True(t, gap > want-100*time.Millisecond && gap < want+time.Second, "gap before attempt %d: %v, want %v", i+1, gap, want)
 	}
-	t.Logf("6 attempts over %v; run took %v", reqs[5].at.Sub(reqs[0].at).Round(time.Millisecond), took.Round(time.Millisecond))
+	t.Logf("6 attempts over %v; run took %v", reqs[5].At.Sub(reqs[0].At).Round(time.Millisecond), took.Round(time.Millisecond))
 }
 
 // ---------------------------------------------------------------------------
@@ -681,8 +557,8 @@ func conversations() []conversation {
 			model: "anthropic/claude-sonnet-4-5", api: llm.APIAnthropicMessages, key: anthropicKey, path: "/v1/messages",
 			// Thinking with a signature, redacted thinking, text and a
 			// get_weather call whose JSON arrives in three fragments.
-			turn1:    step{fixture: "anthropic_tool_use.sse"},
-			turn2:    step{body: anthropicText("msg_02", 1500, 2000, 0, 12, "It is 18°C", " and sunny.")},
+			turn1:    step{Fixture: "anthropic_tool_use.sse"},
+			turn2:    step{Body: anthropicText("msg_02", 1500, 2000, 0, 12, "It is 18°C", " and sunny.")},
 			callIDs:  []string{"toolu_01A09q90qw90lq917835lq9"},
 			wantArgs: map[string]any{"city": "San Francisco", "unit": "celsius"},
 			price:    sonnet,
@@ -715,8 +591,8 @@ func conversations() []conversation {
 			model: "openai/gpt-5", api: llm.APIOpenAICompletions, key: openaiKey, path: "/chat/completions",
 			// Text, then get_weather with its JSON in three fragments and a
 			// screenshot call, in parallel.
-			turn1:    step{fixture: "openai_chat_tools.sse"},
-			turn2:    step{body: chatText("gpt-5-2025-08-07", 1300, 1000, 20, "It is 18°C", " and sunny.")},
+			turn1:    step{Fixture: "openai_chat_tools.sse"},
+			turn2:    step{Body: chatText("gpt-5-2025-08-07", 1300, 1000, 20, "It is 18°C", " and sunny.")},
 			callIDs:  []string{"call_abc", "call_def"},
 			wantArgs: map[string]any{"city": "Paris"},
 			price:    gpt5,
@@ -743,8 +619,8 @@ func conversations() []conversation {
 			model: "openai/gpt-5", api: llm.APIOpenAIResponses, key: openaiKey, path: "/responses",
 			// A reasoning item, text, and get_weather with its JSON in two
 			// deltas before the done event.
-			turn1:    step{fixture: "openai_responses_tools.sse"},
-			turn2:    step{body: responsesText(1400, 1100, 25, "It is 18°C", " and sunny.")},
+			turn1:    step{Fixture: "openai_responses_tools.sse"},
+			turn2:    step{Body: responsesText(1400, 1100, 25, "It is 18°C", " and sunny.")},
 			callIDs:  []string{"call_1|fc_1"},
 			wantArgs: map[string]any{"city": "Paris"},
 			price:    gpt5,
@@ -766,9 +642,9 @@ func conversations() []conversation {
 				return map[string]string{"OPENAI_COMPATIBLE_BASE_URL": url, "OPENAI_COMPATIBLE_NAME": "vllm"}
 			},
 			model: "vllm/qwen3-coder", api: llm.APIOpenAICompletions, path: "/chat/completions",
-			turn1: step{body: chatToolCall("qwen3-coder", "chatcmpl-tool-9a1", "get_weather", chatUsage(210, 0, 31),
+			turn1: step{Body: chatToolCall("qwen3-coder", "chatcmpl-tool-9a1", "get_weather", chatUsage(210, 0, 31),
 				`{"ci`, `ty": "Par`, `is", "un`, `it": "celsius"}`)},
-			turn2:    step{body: chatText("qwen3-coder", 260, 0, 9, "It is 18°C", " and sunny.")},
+			turn2:    step{Body: chatText("qwen3-coder", 260, 0, 9, "It is 18°C", " and sunny.")},
 			callIDs:  []string{"chatcmpl-tool-9a1"},
 			wantArgs: map[string]any{"city": "Paris", "unit": "celsius"},
 			// A local server's model names are not OpenAI's: no price.
@@ -794,7 +670,7 @@ func TestWorkflowToolConversation(t *testing.T) {
 			t.Parallel()
 			f := newFakeServer(t, cv.turn1, cv.turn2)
 			rec := &calls{}
-			r := newRig(t, cv.vars(f.srv.URL), weatherTool(rec), screenshotTool(rec))
+			r := newRig(t, cv.vars(f.URL), weatherTool(rec), screenshotTool(rec))
 			run := r.start(input(cv.model, "What's the weather? Use the tools.", "get_weather", "screenshot"))
 			res := r.result(run)
 
@@ -847,18 +723,18 @@ func TestWorkflowToolConversation(t *testing.T) {
 			}
 
 			// What the provider received.
-			reqs := f.requests()
+			reqs := f.Requests()
 			require.Len(t, reqs, 2)
 			for i, q := range reqs {
-				require.Equal(t, cv.path, q.path)
-				auth := q.header.Get("Authorization") + q.header.Get("X-Api-Key")
+				require.Equal(t, cv.path, q.Path)
+				auth := q.Header.Get("Authorization") + q.Header.Get("X-Api-Key")
 				if cv.key == "" {
 					require.Empty(t, auth, "request %d: a keyless provider sends no credentials", i)
 				} else {
 					require.Contains(t, auth, cv.key, "request %d", i)
 				}
 			}
-			cv.checkTurn2(t, reqs[1].body)
+			cv.checkTurn2(t, reqs[1].Body)
 
 			turns := modelTurns(t, r.history(run))
 			require.Len(t, turns, 2)
@@ -878,9 +754,9 @@ func TestWorkflowToolConversation(t *testing.T) {
 // failure.
 func TestWorkflowRateLimitHonoursRetryAfter(t *testing.T) {
 	t.Parallel()
-	limited := step{status: 429, fixture: "anthropic_error_429.json", header: map[string]string{"retry-after": "1"}}
-	f := newFakeServer(t, limited, limited, step{body: anthropicText("msg_rl", 20, 0, 0, 5, "Hello", " again.")})
-	r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.srv.URL})
+	limited := step{Status: 429, Fixture: "anthropic_error_429.json", Header: map[string]string{"retry-after": "1"}}
+	f := newFakeServer(t, limited, limited, step{Body: anthropicText("msg_rl", 20, 0, 0, 5, "Hello", " again.")})
+	r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.URL})
 	run := r.start(input("anthropic/claude-haiku-4-5", "hi"))
 
 	// Watch the pending activity while it waits between attempts.
@@ -923,9 +799,9 @@ func TestWorkflowRateLimitHonoursRetryAfter(t *testing.T) {
 	require.Equal(t, "Number of request tokens has exceeded your per-minute rate limit", msg)
 	require.NotNil(t, turns[0].closed.GetActivityTaskCompletedEventAttributes())
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.Len(t, reqs, 3)
-	gap1, gap2 := reqs[1].at.Sub(reqs[0].at), reqs[2].at.Sub(reqs[1].at)
+	gap1, gap2 := reqs[1].At.Sub(reqs[0].At), reqs[2].At.Sub(reqs[1].At)
 	t.Logf("gaps between attempts: %v, %v", gap1.Round(time.Millisecond), gap2.Round(time.Millisecond))
 	require.GreaterOrEqual(t, gap1, 900*time.Millisecond)
 	require.GreaterOrEqual(t, gap2, 900*time.Millisecond)
@@ -961,12 +837,12 @@ func TestWorkflowOutageRetries(t *testing.T) {
 				return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": url}
 			},
 			steps: []step{
-				{status: 500, fixture: "anthropic_error_500.json"},
-				{status: 529, fixture: "anthropic_error_529.json"},
+				{Status: 500, Fixture: "anthropic_error_500.json"},
+				{Status: 529, Fixture: "anthropic_error_529.json"},
 				// message_start and the thinking block's start, then the
 				// connection drops.
-				{fixture: "anthropic_tool_use.sse", cutAfter: 900},
-				{body: anthropicText("msg_ok", 20, 0, 0, 5, "Back", " online.")},
+				{Fixture: "anthropic_tool_use.sse", CutAfter: 900},
+				{Body: anthropicText("msg_ok", 20, 0, 0, 5, "Back", " online.")},
 			},
 			lastFailure: "connection error: unexpected EOF",
 		},
@@ -976,9 +852,9 @@ func TestWorkflowOutageRetries(t *testing.T) {
 				return map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": url, "OPENAI_API": "completions"}
 			},
 			steps: []step{
-				{status: 503, body: "upstream connect error"},
-				{fixture: "openai_chat_tools.sse", cutAfter: 700},
-				{body: chatText("gpt-5-2025-08-07", 20, 0, 5, "Back", " online.")},
+				{Status: 503, Body: "upstream connect error"},
+				{Fixture: "openai_chat_tools.sse", CutAfter: 700},
+				{Body: chatText("gpt-5-2025-08-07", 20, 0, 5, "Back", " online.")},
 			},
 			lastFailure: "connection error: unexpected EOF",
 		},
@@ -987,7 +863,7 @@ func TestWorkflowOutageRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFakeServer(t, tc.steps...)
-			r := newRig(t, tc.vars(f.srv.URL))
+			r := newRig(t, tc.vars(f.URL))
 			run := r.start(input(tc.model, "are you there?"))
 			res := r.result(run)
 			final := lastMessage(res)
@@ -995,7 +871,7 @@ func TestWorkflowOutageRetries(t *testing.T) {
 			require.Equal(t, "Back online.", agent.TextOf(final.Content))
 			require.Len(t, final.Content, 1, "nothing of the cut attempt")
 			require.Len(t, res.Messages, 2)
-			require.Len(t, f.requests(), len(tc.steps))
+			require.Len(t, f.Requests(), len(tc.steps))
 
 			turns := modelTurns(t, r.history(run))
 			require.Len(t, turns, 1)
@@ -1078,8 +954,8 @@ func TestWorkflowModelFailsFast(t *testing.T) {
 				t.Parallel()
 				key := p.keyPrefix + randomHex(16)
 				f := newFakeServer(t)
-				f.always = &step{status: fc.status, body: fc.body(key)}
-				r := newRig(t, p.vars(f.srv.URL, key))
+				f.Always = &step{Status: fc.status, Body: fc.body(key)}
+				r := newRig(t, p.vars(f.URL, key))
 				run := r.start(input(p.model, "What's the weather in Paris?"))
 				res := r.result(run)
 
@@ -1090,9 +966,9 @@ func TestWorkflowModelFailsFast(t *testing.T) {
 				require.Equal(t, agent.StopReasonError, res.StopReason)
 				require.Equal(t, fc.text, res.ErrorMessage)
 
-				reqs := f.requests()
+				reqs := f.Requests()
 				require.Len(t, reqs, 1, "one call, no retry")
-				require.Contains(t, reqs[0].header.Get("Authorization")+reqs[0].header.Get("X-Api-Key"), key, "the planted key was sent")
+				require.Contains(t, reqs[0].Header.Get("Authorization")+reqs[0].Header.Get("X-Api-Key"), key, "the planted key was sent")
 				turns := modelTurns(t, r.history(run))
 				require.Len(t, turns, 1)
 				require.EqualValues(t, 1, turns[0].attempt())
@@ -1127,13 +1003,13 @@ func TestWorkflowAbortWhileStreaming(t *testing.T) {
 		evs = append(evs, anthropicTextDelta(w))
 	}
 	evs = append(evs, anthropicTail(words)...)
-	f := newFakeServer(t, step{events: evs, interval: 100 * time.Millisecond})
-	r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.srv.URL})
+	f := newFakeServer(t, step{Events: evs, Interval: 100 * time.Millisecond})
+	r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.URL})
 	run := r.start(input("anthropic/claude-sonnet-4-5", "count slowly"))
 
 	// Wait for a few words (two head events, then one word per event).
-	require.Eventually(t, func() bool { return f.sent.Load() >= 2+8 }, 20*time.Second, 10*time.Millisecond)
-	sentAtAbort := int(f.sent.Load()) - 2
+	require.Eventually(t, func() bool { return f.Sent() >= 2+8 }, 20*time.Second, 10*time.Millisecond)
+	sentAtAbort := int(f.Sent()) - 2
 	abortAt := time.Now()
 	st, err := agentclient.Abort(context.Background(), r.c, run.GetID(), "user pressed Esc")
 	require.NoError(t, err)
@@ -1141,11 +1017,11 @@ func TestWorkflowAbortWhileStreaming(t *testing.T) {
 	res := r.result(run)
 	took := time.Since(abortAt)
 	select {
-	case <-f.gone:
+	case <-f.Gone():
 	case <-time.After(time.Second):
 		t.Fatal("the provider's stream was not closed by the abort")
 	}
-	sentAtEnd := int(f.sent.Load()) - 2
+	sentAtEnd := int(f.Sent()) - 2
 	t.Logf("abort after %d words; run ended %v later, %d words streamed in all", sentAtAbort, took.Round(time.Millisecond), sentAtEnd)
 
 	final := lastMessage(res)
@@ -1180,10 +1056,10 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 	t.Run("anthropic unparseable and repaired", func(t *testing.T) {
 		t.Parallel()
 		f := newFakeServer(t,
-			step{fixture: "anthropic_bad_tool_json.sse"},
-			step{body: anthropicText("msg_fix", 40, 0, 0, 6, "Please name", " a city.")})
+			step{Fixture: "anthropic_bad_tool_json.sse"},
+			step{Body: anthropicText("msg_fix", 40, 0, 0, 6, "Please name", " a city.")})
 		rec := &calls{}
-		r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.srv.URL},
+		r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.URL},
 			weatherTool(rec), readTool(rec))
 		run := r.start(input("anthropic/claude-haiku-4-5", "weather, then read my notes", "get_weather", "read"))
 		res := r.result(run)
@@ -1210,7 +1086,7 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 		require.Equal(t, agent.StopReasonStop, final.StopReason)
 		require.Equal(t, "Please name a city.", agent.TextOf(final.Content))
 		// The model is told.
-		body := f.requests()[1].body
+		body := f.Requests()[1].Body
 		result := find(body["messages"], has("type", "tool_result", "tool_use_id", "toolu_bad"))
 		require.NotNil(t, result)
 		require.Equal(t, true, result["is_error"])
@@ -1220,10 +1096,10 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 	t.Run("openai chat truncated", func(t *testing.T) {
 		t.Parallel()
 		f := newFakeServer(t,
-			step{body: chatToolCall("gpt-5-2025-08-07", "call_trunc", "get_weather", chatUsage(50, 0, 10), `{"ci`, `ty": "Par`, `is", "unit": `)},
-			step{body: chatText("gpt-5-2025-08-07", 80, 0, 6, "Sunny", " in Paris.")})
+			step{Body: chatToolCall("gpt-5-2025-08-07", "call_trunc", "get_weather", chatUsage(50, 0, 10), `{"ci`, `ty": "Par`, `is", "unit": `)},
+			step{Body: chatText("gpt-5-2025-08-07", 80, 0, 6, "Sunny", " in Paris.")})
 		rec := &calls{}
-		r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.srv.URL, "OPENAI_API": "completions"},
+		r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.URL, "OPENAI_API": "completions"},
 			weatherTool(rec))
 		run := r.start(input("openai/gpt-5", "weather in Paris", "get_weather"))
 		res := r.result(run)
@@ -1232,7 +1108,7 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 		require.Equal(t, []map[string]any{{"city": "Paris"}}, rec.of("get_weather"))
 		require.False(t, res.Messages[2].IsError)
 		require.Equal(t, agent.StopReasonStop, lastMessage(res).StopReason)
-		r1 := find(f.requests()[1].body["messages"], has("role", "tool", "tool_call_id", "call_trunc"))
+		r1 := find(f.Requests()[1].Body["messages"], has("role", "tool", "tool_call_id", "call_trunc"))
 		require.NotNil(t, r1)
 		require.Equal(t, "18°C and sunny in Paris", r1["content"])
 	})
