@@ -456,10 +456,33 @@ func runFloorRun(ctx context.Context, e *env, in FloorInput, tag string) (time.D
 	return time.Since(t0), run, nil
 }
 
-// runConcurrent starts n runs at once and returns the times of those that
-// completed, how many failed, and the wall time until the last ended.
+// runConcurrent starts n runs of a scenario at once.
 func runConcurrent(ctx context.Context, e *env, s benchScenario, n int) ([]time.Duration, int, time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	return runMany(ctx, n, 5*time.Minute, func(ctx context.Context, tag string) (time.Duration, error) {
+		d, _, err := runOurs(ctx, e, s, tag)
+		if err != nil {
+			return 0, fmt.Errorf("concurrent run: %w", err)
+		}
+		return d, nil
+	})
+}
+
+// runConcurrentFloor starts n floor runs at once.
+func runConcurrentFloor(ctx context.Context, e *env, n int) ([]time.Duration, int, time.Duration) {
+	return runMany(ctx, n, 2*time.Minute, func(ctx context.Context, tag string) (time.Duration, error) {
+		d, err := runFloor(ctx, e, FloorInput{Activities: 1}, tag)
+		if err != nil {
+			return 0, fmt.Errorf("concurrent floor run: %w", err)
+		}
+		return d, nil
+	})
+}
+
+// runMany calls run n times at once and returns the times of the calls that
+// succeeded, how many failed (the first three are reported), and the wall
+// time until the last ended.
+func runMany(ctx context.Context, n int, timeout time.Duration, run func(ctx context.Context, tag string) (time.Duration, error)) ([]time.Duration, int, time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var mu sync.Mutex
 	var durs []time.Duration
@@ -470,41 +493,14 @@ func runConcurrent(ctx context.Context, e *env, s benchScenario, n int) ([]time.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, _, err := runOurs(ctx, e, s, fmt.Sprintf("concurrent-%d", i))
+			d, err := run(ctx, fmt.Sprintf("concurrent-%d", i))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				failed++
 				if failed <= 3 {
-					fmt.Fprintf(os.Stderr, "bench: concurrent run: %v\n", err)
+					fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 				}
-				return
-			}
-			durs = append(durs, d)
-		}()
-	}
-	wg.Wait()
-	return durs, failed, time.Since(t0)
-}
-
-// runConcurrentFloor starts n floor runs at once.
-func runConcurrentFloor(ctx context.Context, e *env, n int) ([]time.Duration, int, time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	var mu sync.Mutex
-	var durs []time.Duration
-	failed := 0
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, err := runFloor(ctx, e, FloorInput{Activities: 1}, fmt.Sprintf("concurrent-%d", i))
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed++
 				return
 			}
 			durs = append(durs, d)

@@ -96,12 +96,7 @@ func input(workspace string, toolNames ...string) workflows.AgentLoopInput {
 
 func (e *e2e) start(in workflows.AgentLoopInput) client.WorkflowRun {
 	e.t.Helper()
-	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID:        "tools-e2e-" + testenv.Suffix(),
-		TaskQueue: e.queue,
-	}, workflows.AgentLoopWorkflow, in)
-	require.NoError(e.t, err)
-	return run
+	return testenv.Start(e.t, e.c, e.queue, "tools-e2e-", in)
 }
 
 func (e *e2e) result(run client.WorkflowRun) workflows.AgentLoopResult {

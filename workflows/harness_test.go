@@ -69,12 +69,7 @@ func (h *harness) input(prompt string, toolNames ...string) workflows.AgentLoopI
 
 func (h *harness) start(in any) client.WorkflowRun {
 	h.t.Helper()
-	run, err := h.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID:        "test-" + testenv.Suffix(),
-		TaskQueue: h.queue,
-	}, workflows.AgentLoopWorkflow, in)
-	require.NoError(h.t, err)
-	return run
+	return testenv.Start(h.t, h.c, h.queue, "test-", in)
 }
 
 func (h *harness) result(run client.WorkflowRun) workflows.AgentLoopResult {

@@ -22,6 +22,19 @@ func Suffix() string {
 	return hex.EncodeToString(b)
 }
 
+// Start starts an AgentLoop run on queue under a fresh id with prefix. The
+// input is any value, so that tests can send what a careless client would.
+func Start(t testing.TB, c client.Client, queue, prefix string, in any) client.WorkflowRun {
+	t.Helper()
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: prefix + Suffix(), TaskQueue: queue,
+	}, workflows.AgentLoopWorkflow, in)
+	if err != nil {
+		t.Fatalf("start a run on %s: %v", queue, err)
+	}
+	return run
+}
+
 // Result waits up to timeout for an AgentLoop run, which must complete.
 func Result(t testing.TB, run client.WorkflowRun, timeout time.Duration) workflows.AgentLoopResult {
 	t.Helper()
