@@ -299,16 +299,6 @@ func modelTurns(t *testing.T, h *historypb.History) []modelTurn {
 // ---------------------------------------------------------------------------
 // Test tools.
 
-type funcTool struct {
-	def tools.Definition
-	fn  func(ctx context.Context, call tools.Call) (agent.ToolResult, error)
-}
-
-func (f funcTool) Definition() tools.Definition { return f.def }
-func (f funcTool) Execute(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
-	return f.fn(ctx, call)
-}
-
 // calls records the arguments each tool ran with.
 type calls struct {
 	mu   sync.Mutex
@@ -331,23 +321,23 @@ func (c *calls) of(name string) []map[string]any {
 }
 
 // weatherTool answers with a fixed forecast for the city it is given.
-func weatherTool(rec *calls) funcTool {
-	return funcTool{
-		def: tools.Definition{
+func weatherTool(rec *calls) tools.FuncTool {
+	return tools.FuncTool{
+		Def: tools.Definition{
 			Name: "get_weather", Description: "Current weather for a city", ReadOnly: true,
 			Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string"}},"required":["city"]}`),
 		},
-		fn: func(_ context.Context, call tools.Call) (agent.ToolResult, error) {
+		Fn: func(_ context.Context, call tools.Call) (agent.ToolResult, error) {
 			rec.add("get_weather", call.Args)
 			return agent.TextResult(fmt.Sprintf("18°C and sunny in %v", call.Args["city"])), nil
 		},
 	}
 }
 
-func screenshotTool(rec *calls) funcTool {
-	return funcTool{
-		def: tools.Definition{Name: "screenshot", Description: "Take a screenshot", ReadOnly: true},
-		fn: func(_ context.Context, call tools.Call) (agent.ToolResult, error) {
+func screenshotTool(rec *calls) tools.FuncTool {
+	return tools.FuncTool{
+		Def: tools.Definition{Name: "screenshot", Description: "Take a screenshot", ReadOnly: true},
+		Fn: func(_ context.Context, call tools.Call) (agent.ToolResult, error) {
 			rec.add("screenshot", call.Args)
 			return agent.TextResult("a screenshot of a sunny sky"), nil
 		},
@@ -355,13 +345,13 @@ func screenshotTool(rec *calls) funcTool {
 }
 
 // readTool echoes the path it was given.
-func readTool(rec *calls) funcTool {
-	return funcTool{
-		def: tools.Definition{
+func readTool(rec *calls) tools.FuncTool {
+	return tools.FuncTool{
+		Def: tools.Definition{
 			Name: "read", Description: "Read a file", ReadOnly: true,
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 		},
-		fn: func(_ context.Context, call tools.Call) (agent.ToolResult, error) {
+		Fn: func(_ context.Context, call tools.Call) (agent.ToolResult, error) {
 			rec.add("read", call.Args)
 			return agent.TextResult(fmt.Sprintf("contents of %v", call.Args["path"])), nil
 		},

@@ -90,6 +90,21 @@ type Call struct {
 	UpdateAt func(r agent.ToolResult, at time.Duration)
 }
 
+// FuncTool is a tool whose behaviour is a function, for a tool too small
+// to need a type of its own.
+type FuncTool struct {
+	Def Definition
+	Fn  func(ctx context.Context, call Call) (agent.ToolResult, error)
+}
+
+// Definition implements Tool.
+func (f FuncTool) Definition() Definition { return f.Def }
+
+// Execute implements Tool.
+func (f FuncTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
+	return f.Fn(ctx, call)
+}
+
 // EmitUpdate calls Update when it is set.
 func (c Call) EmitUpdate(r agent.ToolResult) {
 	if c.Update != nil {

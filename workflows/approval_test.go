@@ -25,14 +25,14 @@ type recorder struct {
 	ran []string
 }
 
-func (r *recorder) tool(name string, readOnly bool) funcTool {
+func (r *recorder) tool(name string, readOnly bool) tools.FuncTool {
 	t := tool(name, func(_ context.Context, c tools.Call) (agent.ToolResult, error) {
 		r.mu.Lock()
 		r.ran = append(r.ran, c.ID)
 		r.mu.Unlock()
 		return agent.TextResult(name + " ran"), nil
 	})
-	t.def.ReadOnly = readOnly
+	t.Def.ReadOnly = readOnly
 	return t
 }
 

@@ -27,11 +27,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -85,28 +83,6 @@ func badGuardedHarness(t *testing.T, c client.Client, ran *atomic.Int32) *harnes
 		return newHarness(t, script, guarded)
 	}
 	return newHarnessOn(t, c, script, guarded)
-}
-
-// newHarnessOn is newHarness on a given client (a server of the test's own).
-func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
-	t.Helper()
-	h := &harness{t: t, c: c, queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
-	scripted := llm.NewScriptedProvider()
-	scripted.Add("script", llm.Script{Responses: script})
-	models := llm.NewRegistry()
-	models.Register("test", llm.ProviderFunc(func(id string) (llm.Model, error) {
-		m, err := scripted.Model(id)
-		if err != nil {
-			return nil, err
-		}
-		return countingModel{m: m, h: h}, nil
-	}))
-	h.acts = activities.New(h.c, models, tools.NewRegistry(ts...), h.hooks)
-	w := worker.New(h.c, h.queue, workflows.WorkerOptions())
-	workflows.Register(w, h.acts)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return h
 }
 
 func badRoles(res workflows.AgentLoopResult) []string {
@@ -644,12 +620,12 @@ func badPayloadsUnderLimit(t *testing.T, h *harness, run client.WorkflowRun) {
 }
 
 // badNumTool needs a number n; it counts its executions.
-func badNumTool(executed *atomic.Int32) funcTool {
+func badNumTool(executed *atomic.Int32) tools.FuncTool {
 	num := tool("num", func(context.Context, tools.Call) (agent.ToolResult, error) {
 		executed.Add(1)
 		return agent.TextResult("ran"), nil
 	})
-	num.def.Parameters = json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`)
+	num.Def.Parameters = json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`)
 	return num
 }
 

@@ -37,7 +37,13 @@ type harness struct {
 
 func newHarness(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
 	t.Helper()
-	h := &harness{t: t, c: testenv.Client(t), queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
+	return newHarnessOn(t, testenv.Client(t), script, ts...)
+}
+
+// newHarnessOn is newHarness on a given client (a server of the test's own).
+func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
+	t.Helper()
+	h := &harness{t: t, c: c, queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("script", llm.Script{Responses: script})
 	models := llm.NewRegistry()
@@ -110,19 +116,8 @@ func (c countingModel) Stream(ctx context.Context, req llm.Request, emit func(ag
 	return c.m.Stream(ctx, req, emit)
 }
 
-// funcTool is a tool whose behaviour is a function.
-type funcTool struct {
-	def tools.Definition
-	fn  func(ctx context.Context, call tools.Call) (agent.ToolResult, error)
-}
-
-func (f funcTool) Definition() tools.Definition { return f.def }
-func (f funcTool) Execute(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
-	return f.fn(ctx, call)
-}
-
-func tool(name string, fn func(ctx context.Context, call tools.Call) (agent.ToolResult, error)) funcTool {
-	return funcTool{def: tools.Definition{Name: name, Description: "test tool " + name}, fn: fn}
+func tool(name string, fn func(ctx context.Context, call tools.Call) (agent.ToolResult, error)) tools.FuncTool {
+	return tools.FuncTool{Def: tools.Definition{Name: name, Description: "test tool " + name}, Fn: fn}
 }
 
 func text(s string) agent.Content { return agent.Text(s) }

@@ -26,7 +26,7 @@ type gate struct {
 
 func newGate() *gate { return &gate{release: make(chan struct{})} }
 
-func (g *gate) tool(name string) funcTool {
+func (g *gate) tool(name string) tools.FuncTool {
 	return tool(name, func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
 		select {
 		case <-g.release:

@@ -57,8 +57,8 @@ func TestToolFailuresBecomeErrorResults(t *testing.T) {
 		answer(text("done")),
 	},
 		tool("panics", func(context.Context, tools.Call) (agent.ToolResult, error) { panic("boom") }),
-		funcTool{def: tools.Definition{Name: "faulty", Durability: tools.Durability{MaxAttempts: 2}},
-			fn: func(context.Context, tools.Call) (agent.ToolResult, error) {
+		tools.FuncTool{Def: tools.Definition{Name: "faulty", Durability: tools.Durability{MaxAttempts: 2}},
+			Fn: func(context.Context, tools.Call) (agent.ToolResult, error) {
 				attempts.Add(1)
 				return agent.ToolResult{}, tools.Fault(errors.New("disk unavailable"))
 			}},

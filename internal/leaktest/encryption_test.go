@@ -37,17 +37,6 @@ func marker(name string) string {
 	return name + "-" + hex.EncodeToString(b)
 }
 
-// funcTool is a tool whose behaviour is a function.
-type funcTool struct {
-	def tools.Definition
-	fn  func(ctx context.Context, call tools.Call) (agent.ToolResult, error)
-}
-
-func (f funcTool) Definition() tools.Definition { return f.def }
-func (f funcTool) Execute(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
-	return f.fn(ctx, call)
-}
-
 // A run on a worker with the codec leaves no prompt, argument, tool output,
 // partial result, steering message, failure message or answer in clear in
 // the server's history, while clients with the keys read all of it.
@@ -74,10 +63,10 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	defer c.Close()
 
 	started, steered := make(chan struct{}), make(chan struct{})
-	probe := funcTool{
-		def: tools.Definition{Name: "probe", Description: "test probe",
+	probe := tools.FuncTool{
+		Def: tools.Definition{Name: "probe", Description: "test probe",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
-		fn: func(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
+		Fn: func(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
 			call.EmitUpdate(agent.TextResult(secrets["PARTIAL"]))
 			close(started)
 			select {
@@ -88,9 +77,9 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 			return agent.TextResult("ran " + call.Args["command"].(string) + ": " + secrets["TOOL-OUTPUT"]), nil
 		},
 	}
-	faulty := funcTool{
-		def: tools.Definition{Name: "faulty", Description: "always faults", Durability: tools.Durability{MaxAttempts: 1}},
-		fn: func(context.Context, tools.Call) (agent.ToolResult, error) {
+	faulty := tools.FuncTool{
+		Def: tools.Definition{Name: "faulty", Description: "always faults", Durability: tools.Durability{MaxAttempts: 1}},
+		Fn: func(context.Context, tools.Call) (agent.ToolResult, error) {
 			return agent.ToolResult{}, tools.Fault(errors.New("disk said: " + secrets["FAULT"]))
 		},
 	}
