@@ -130,6 +130,18 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	return nil
 }
 
+// validateMessages checks each message of an input field, naming the
+// field and index of each that fails.
+func validateMessages(field string, ms []agent.Message) []error {
+	var errs []error
+	for i := range ms {
+		if err := ms[i].Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", field, i, err))
+		}
+	}
+	return errs
+}
+
 // checkInput fills defaults, validates the input and returns the prompts.
 func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, error) {
 	if in.decodeErr != "" {
@@ -149,16 +161,8 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 	if err := in.Normalize(); err != nil {
 		errs = append(errs, err)
 	}
-	for i := range in.Messages {
-		if err := in.Messages[i].Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("messages[%d]: %w", i, err))
-		}
-	}
-	for i := range in.Prompts {
-		if err := in.Prompts[i].Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("prompts[%d]: %w", i, err))
-		}
-	}
+	errs = append(errs, validateMessages("messages", in.Messages)...)
+	errs = append(errs, validateMessages("prompts", in.Prompts)...)
 	for i := range in.Steering {
 		if err := checkQueuedMessage(&in.Steering[i], true); err != nil {
 			errs = append(errs, fmt.Errorf("steering[%d]: %w", i, err))

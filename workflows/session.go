@@ -3,7 +3,6 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -162,11 +161,7 @@ func checkSessionInput(in *SessionInput) error {
 	if err := in.Normalize(); err != nil {
 		errs = append(errs, err)
 	}
-	for i := range in.Messages {
-		if err := in.Messages[i].Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("messages[%d]: %w", i, err))
-		}
-	}
+	errs = append(errs, validateMessages("messages", in.Messages)...)
 	if in.ContinueAsNewAfterTurns < 0 {
 		errs = append(errs, errors.New("continueAsNewAfterTurns must not be negative"))
 	}
