@@ -43,6 +43,10 @@ type Content struct {
 	Name             string         `json:"name,omitempty"`
 	Arguments        map[string]any `json:"arguments,omitempty"`
 	ThoughtSignature string         `json:"thoughtSignature,omitempty"`
+
+	// Blob, when set, makes this block a stub for the block stored under
+	// it (see BlobRef); only Type is kept beside it.
+	Blob *BlobRef `json:"$blob,omitempty"`
 }
 
 // Text returns a text block.
@@ -56,6 +60,11 @@ func Image(data, mimeType string) Content {
 // ToolCall returns a tool call block.
 func ToolCall(id, name string, args map[string]any) Content {
 	return Content{Type: ContentToolCall, ID: id, Name: name, Arguments: args}
+}
+
+type stubJSON struct {
+	Type string   `json:"type"`
+	Blob *BlobRef `json:"$blob"`
 }
 
 type textJSON struct {
@@ -88,6 +97,9 @@ type toolCallJSON struct {
 // MarshalJSON writes the fields of the block's type only, with required
 // fields present even when empty (a text block always has "text").
 func (c Content) MarshalJSON() ([]byte, error) {
+	if c.Blob != nil {
+		return json.Marshal(stubJSON{c.Type, c.Blob})
+	}
 	switch c.Type {
 	case ContentText:
 		return json.Marshal(textJSON{c.Type, c.Text, c.TextSignature})

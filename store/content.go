@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// Blobs is what moving content in and out of the store needs: *Store, or
+// anything that keeps bytes by their SHA-256.
+type Blobs interface {
+	// Put stores data under scope and returns its reference. Storing the
+	// same bytes again returns the same reference and stores nothing new.
+	Put(ctx context.Context, scope string, data []byte) (agent.BlobRef, error)
+	// Get returns the bytes of ref, checked against its hash.
+	Get(ctx context.Context, ref agent.BlobRef) ([]byte, error)
+}
+
+// InlineLimit is the largest JSON a content block or a result's details may
+// have and still travel inline. Larger ones are stored and replaced by a
+// stub of about 150 bytes: a 48 KB tool output costs history a stub, not
+// 48 KB, wherever it goes (the result, the next model turn's input, events).
+// Small content stays inline, where the Web UI and the CLI show it as it is.
+const InlineLimit = 2 << 10
+
+// OffloadContent stores each block over InlineLimit and returns the blocks
+// with stubs in their place. Tool calls stay inline: the workflow reads
+// their arguments (approval rules, summaries, events).
+func OffloadContent(ctx context.Context, b Blobs, scope string, cs []agent.Content) ([]agent.Content, error) {
+	var out []agent.Content
+	for i, c := range cs {
+		if c.Blob != nil || c.Type == agent.ContentToolCall {
+			continue
+		}
+		data, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("encode content block: %w", err)
+		}
+		if len(data) <= InlineLimit {
+			continue
+		}
+		ref, err := b.Put(ctx, scope, data)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = append([]agent.Content(nil), cs...)
+		}
+		out[i] = agent.StubContent(c.Type, ref)
+	}
+	if out == nil {
+		return cs, nil
+	}
+	return out, nil
+}
+
+// OffloadDetails stores details over InlineLimit and returns stub details.
+func OffloadDetails(ctx context.Context, b Blobs, scope string, d json.RawMessage) (json.RawMessage, error) {
+	if len(d) <= InlineLimit {
+		return d, nil
+	}
+	if _, ok := agent.DetailsBlob(d); ok {
+		return d, nil
+	}
+	ref, err := b.Put(ctx, scope, d)
+	if err != nil {
+		return nil, err
+	}
+	return agent.StubDetails(ref), nil
+}
+
+// OffloadResult stores the large parts of a tool result.
+func OffloadResult(ctx context.Context, b Blobs, scope string, r agent.ToolResult) (agent.ToolResult, error) {
+	var err error
+	if r.Content, err = OffloadContent(ctx, b, scope, r.Content); err != nil {
+		return r, err
+	}
+	if r.Details, err = OffloadDetails(ctx, b, scope, r.Details); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// OffloadMessage stores the large parts of a message.
+func OffloadMessage(ctx context.Context, b Blobs, scope string, m agent.Message) (agent.Message, error) {
+	var err error
+	if m.Content, err = OffloadContent(ctx, b, scope, m.Content); err != nil {
+		return m, err
+	}
+	if m.Details, err = OffloadDetails(ctx, b, scope, m.Details); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// ResolveContent returns the blocks with every stub replaced by the block
+// it stands for.
+func ResolveContent(ctx context.Context, b Blobs, cs []agent.Content) ([]agent.Content, error) {
+	var out []agent.Content
+	for i, c := range cs {
+		if c.Blob == nil {
+			continue
+		}
+		data, err := b.Get(ctx, *c.Blob)
+		if err != nil {
+			return nil, err
+		}
+		var full agent.Content
+		if err := json.Unmarshal(data, &full); err != nil || full.Blob != nil {
+			return nil, &ContentError{Ref: *c.Blob, Err: fmt.Errorf("%w: not a content block", ErrCorrupt)}
+		}
+		if out == nil {
+			out = append([]agent.Content(nil), cs...)
+		}
+		out[i] = full
+	}
+	if out == nil {
+		return cs, nil
+	}
+	return out, nil
+}
+
+// ResolveDetails returns the details stub details stand for.
+func ResolveDetails(ctx context.Context, b Blobs, d json.RawMessage) (json.RawMessage, error) {
+	ref, ok := agent.DetailsBlob(d)
+	if !ok {
+		return d, nil
+	}
+	data, err := b.Get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(data) {
+		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w: not JSON", ErrCorrupt)}
+	}
+	return data, nil
+}
+
+// ResolveResult resolves the stubs of a tool result.
+func ResolveResult(ctx context.Context, b Blobs, r agent.ToolResult) (agent.ToolResult, error) {
+	var err error
+	if r.Content, err = ResolveContent(ctx, b, r.Content); err != nil {
+		return r, err
+	}
+	if r.Details, err = ResolveDetails(ctx, b, r.Details); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// ResolveMessage resolves the stubs of a message.
+func ResolveMessage(ctx context.Context, b Blobs, m agent.Message) (agent.Message, error) {
+	var err error
+	if m.Content, err = ResolveContent(ctx, b, m.Content); err != nil {
+		return m, err
+	}
+	if m.Details, err = ResolveDetails(ctx, b, m.Details); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// ResolveMessages resolves the stubs of every message, into a new slice.
+func ResolveMessages(ctx context.Context, b Blobs, ms []agent.Message) ([]agent.Message, error) {
+	out := make([]agent.Message, len(ms))
+	for i, m := range ms {
+		r, err := ResolveMessage(ctx, b, m)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// HasStubs reports whether a message holds any stub.
+func HasStubs(m agent.Message) bool {
+	for _, c := range m.Content {
+		if c.Blob != nil {
+			return true
+		}
+	}
+	_, ok := agent.DetailsBlob(m.Details)
+	return ok
+}
