@@ -122,6 +122,15 @@ func (c Content) MarshalJSON() ([]byte, error) {
 // Validate reports a block that no provider could send: an unknown type or a
 // block missing what its type requires.
 func (c Content) Validate() error {
+	if c.Blob != nil {
+		if len(c.Blob.SHA256) != 64 {
+			return fmt.Errorf("content stub needs a sha256 of 64 hex digits")
+		}
+		if c.Type == "" {
+			return fmt.Errorf("content block has no type")
+		}
+		return nil
+	}
 	switch c.Type {
 	case ContentText, ContentThinking:
 		return nil
