@@ -14,6 +14,7 @@ import (
 
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 )
 
@@ -23,9 +24,10 @@ type Activities struct {
 	Tools  *tools.Registry
 	Hooks  *hooks.Registry
 	// Client lets activities talk to their own workflow: tools queue
-	// messages and report partial results with signals, and the model turn
-	// reads context pages with a query when its cache misses.
+	// messages and report partial results with signals.
 	Client client.Client
+	// Store keeps large content and transcript segments outside history.
+	Store store.Blobs
 	// HeartbeatInterval is how often running tools heartbeat, and how
 	// long the first heartbeat waits. Cancellation reaches an activity only
 	// through a heartbeat's answer, and the SDK sends at most one heartbeat
@@ -41,8 +43,8 @@ type Activities struct {
 	// agent search attributes (AgentStatus, AgentModel, AgentTurns,
 	// AgentCost); upserting unknown ones would fail workflow tasks.
 	SearchAttributes bool
-	// NoContextCache makes every model turn read its context prefix with
-	// the context Query, as a worker that never ran the run before does.
+	// NoContextCache makes every model turn read its context from the
+	// store's segments, as a worker that never ran the run before does.
 	NoContextCache bool
 
 	contexts *contextCache
@@ -54,8 +56,9 @@ type Activities struct {
 const DefaultHeartbeatInterval = 200 * time.Millisecond
 
 // New returns activities over the given registries.
-func New(c client.Client, models *llm.Registry, ts *tools.Registry, hs *hooks.Registry) *Activities {
+func New(c client.Client, st store.Blobs, models *llm.Registry, ts *tools.Registry, hs *hooks.Registry) *Activities {
 	return &Activities{
+		Store:             st,
 		Models:            models,
 		Tools:             ts,
 		Hooks:             hs,

@@ -10,12 +10,31 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/store"
 )
 
+// turnContext is the context a model turn sends: the transcript as the
+// workflow holds it (stubs for large content, with the hash chain) and the
+// same messages with every stub resolved, which is what the provider gets.
+type turnContext struct {
+	t        *agent.Transcript
+	resolved []agent.Message
+}
+
+func (c turnContext) size() int {
+	n := c.t.Size()
+	for _, m := range c.resolved {
+		if store.HasStubs(m) {
+			n += jsonSize(m)
+		}
+	}
+	return n
+}
+
 // contextCache keeps each run's context as the model-turn activity last saw
-// it, so a turn's input needs only the messages added since. It is bounded
-// by runs and by bytes; a miss costs a QueryContext round trip, never
-// correctness.
+// it, so a turn reads nothing from the store when this worker ran the
+// previous one. It is bounded by runs and by bytes; a miss costs reading
+// the transcript's segments from the store, never correctness.
 type contextCache struct {
 	mu       sync.Mutex
 	maxRuns  int
@@ -27,7 +46,7 @@ type contextCache struct {
 
 type cacheEntry struct {
 	run   string
-	t     *agent.Transcript
+	c     turnContext
 	bytes int
 }
 
@@ -35,24 +54,26 @@ func newContextCache(maxRuns, maxBytes int) *contextCache {
 	return &contextCache{maxRuns: maxRuns, maxBytes: maxBytes, order: list.New(), byRun: map[string]*list.Element{}}
 }
 
-// prefix returns the cached first n messages of run if their hash is hash.
-func (c *contextCache) prefix(run string, n int, hash string) (*agent.Transcript, bool) {
+// prefix returns a copy of the cached first n messages of run if their hash
+// is hash.
+func (c *contextCache) prefix(run string, n int, hash string) (turnContext, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byRun[run]
 	if !ok {
-		return nil, false
+		return turnContext{}, false
 	}
-	t := el.Value.(*cacheEntry).t
-	if t.Len() < n || t.HashAt(n) != hash {
-		return nil, false
+	e := el.Value.(*cacheEntry)
+	if e.c.t.Len() < n || e.c.t.HashAt(n) != hash {
+		return turnContext{}, false
 	}
 	c.order.MoveToFront(el)
-	return t.Prefix(n), true
+	return turnContext{t: e.c.t.Prefix(n), resolved: append([]agent.Message(nil), e.c.resolved[:n]...)}, true
 }
 
 // put stores a run's context, evicting the least recently used runs.
-func (c *contextCache) put(run string, t *agent.Transcript, size int) {
+func (c *contextCache) put(run string, tc turnContext) {
+	size := tc.size()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byRun[run]; ok {
@@ -63,7 +84,7 @@ func (c *contextCache) put(run string, t *agent.Transcript, size int) {
 	if size > c.maxBytes {
 		return
 	}
-	c.byRun[run] = c.order.PushFront(&cacheEntry{run: run, t: t, bytes: size})
+	c.byRun[run] = c.order.PushFront(&cacheEntry{run: run, c: tc, bytes: size})
 	c.bytes += size
 	for c.order.Len() > c.maxRuns || c.bytes > c.maxBytes {
 		last := c.order.Back()
@@ -75,77 +96,107 @@ func (c *contextCache) put(run string, t *agent.Transcript, size int) {
 }
 
 // loadContext rebuilds the context a model turn must send: the verified
-// prefix from the cache or from QueryContext pages, then the delta.
-func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (*agent.Transcript, error) {
-	// Keyed by workflow id: a session that continued as new keeps its
+// prefix from the cache or from the store's segments, then the delta.
+func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (turnContext, error) {
+	// Keyed by workflow id: a run that continued as new keeps its
 	// transcript, and the hash tells a stale entry from a good one.
 	run := activity.GetInfo(ctx).WorkflowExecution.ID
-	var t *agent.Transcript
-	if ref.BaseLen == 0 {
-		t = agent.NewTranscript(ref.SystemPrompt)
-	} else if cached, ok := a.contexts.prefix(run, ref.BaseLen, ref.BaseHash); ok && !a.NoContextCache {
-		t = cached
-	} else {
-		fetched, err := a.fetchContext(ctx, ref.BaseLen)
-		if err != nil {
-			return nil, err
+	var tc turnContext
+	switch cached, ok := a.contexts.prefix(run, ref.BaseLen, ref.BaseHash); {
+	case ref.BaseLen == 0:
+		tc.t = agent.NewTranscript(ref.SystemPrompt)
+	case ok && !a.NoContextCache:
+		tc = cached
+	default:
+		if agent.SegmentsLen(ref.Segments) != ref.BaseLen {
+			return turnContext{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"the context's segments hold %d messages, not the %d its input names", agent.SegmentsLen(ref.Segments), ref.BaseLen),
+				ErrContextMismatch, nil)
 		}
-		t = fetched
+		var system string
+		var msgs []agent.Message
+		err := a.retryStore(ctx, func() (err error) {
+			system, msgs, err = store.ReadSegments(ctx, a.Store, ref.Segments)
+			return err
+		})
+		if err != nil {
+			return turnContext{}, err
+		}
+		tc.t = agent.NewTranscript(system)
+		tc.t.Append(msgs...)
 	}
-	if t.HashAt(ref.BaseLen) != ref.BaseHash {
+	if tc.t.HashAt(ref.BaseLen) != ref.BaseHash {
 		// The workflow and this worker disagree on the transcript: a bug or
 		// a change of message encoding between versions. Retrying cannot
 		// fix it.
-		return nil, temporal.NewNonRetryableApplicationError(
+		return turnContext{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("context prefix of %d messages does not match the workflow's hash", ref.BaseLen),
 			ErrContextMismatch, nil)
 	}
-	t.Append(ref.Delta...)
-	return t, nil
-}
-
-// fetchContext reads the first n messages of the calling workflow's context
-// with QueryContext, page by page.
-func (a *Activities) fetchContext(ctx context.Context, n int) (*agent.Transcript, error) {
-	info := activity.GetInfo(ctx)
-	var t *agent.Transcript
-	for from := 0; t == nil || t.Len() < n; {
-		resp, err := a.Client.QueryWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
-			QueryContext, ContextQuery{From: from, To: n})
-		if err != nil {
-			return nil, fmt.Errorf("query context of own workflow: %w", err)
-		}
-		var page ContextPage
-		if err := resp.Get(&page); err != nil {
-			return nil, fmt.Errorf("decode context page: %w", err)
-		}
-		if t == nil {
-			t = agent.NewTranscript(page.SystemPrompt)
-		}
-		if page.Next <= from || page.Total < n {
-			return nil, fmt.Errorf("context query returned no progress at message %d of %d", from, n)
-		}
-		t.Append(page.Messages...)
-		from = page.Next
-	}
-	return t, nil
-}
-
-// LoadContext reads one page of a workflow run's context with the context
-// Query; that run may be closed (the query replays it).
-func (a *Activities) LoadContext(ctx context.Context, in LoadContextInput) (ContextPage, error) {
-	resp, err := a.Client.QueryWorkflow(ctx, in.WorkflowID, in.RunID, QueryContext, ContextQuery{From: in.From, To: in.To})
+	tc.t.Append(ref.Delta...)
+	resolved, err := a.resolveMessages(ctx, tc.t.Messages[len(tc.resolved):])
 	if err != nil {
-		return ContextPage{}, fmt.Errorf("query context of %s: %w", in.WorkflowID, err)
+		return turnContext{}, err
 	}
-	var page ContextPage
-	if err := resp.Get(&page); err != nil {
-		return ContextPage{}, fmt.Errorf("decode context page: %w", err)
+	tc.resolved = append(tc.resolved, resolved...)
+	return tc, nil
+}
+
+// saveSegments stores what the context adds to the segments of ref, so that
+// any worker can read it back, and returns the segments that hold the whole
+// context. It runs beside the model call: with the worker's cache warm, the
+// store is never on a turn's critical path.
+func (a *Activities) saveSegments(ctx context.Context, ref ContextRef, t *agent.Transcript) ([]agent.Segment, error) {
+	n := t.Len()
+	keep, from := store.PlanSegments(ref.Segments, n, t.SizeOf)
+	if keep == len(ref.Segments) && from == n {
+		return ref.Segments, nil
 	}
-	return page, nil
+	scope := activity.GetInfo(ctx).WorkflowExecution.ID
+	var seg agent.Segment
+	err := a.retryStore(ctx, func() (err error) {
+		seg, err = store.PutSegment(ctx, a.Store, scope, t.SystemPrompt, from, t.Range(from, n))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]agent.Segment(nil), ref.Segments[:keep]...), seg), nil
+}
+
+// resolveMessages resolves the stubs of messages, several blobs at a time:
+// after a worker restart a long transcript's tool outputs are read at once.
+func (a *Activities) resolveMessages(ctx context.Context, ms []agent.Message) ([]agent.Message, error) {
+	out := make([]agent.Message, len(ms))
+	errs := make([]error, len(ms))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		if !store.HasStubs(m) {
+			out[i] = m
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = a.retryStore(ctx, func() (err error) {
+				out[i], err = store.ResolveMessage(ctx, a.Store, m)
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // remember caches the context as it stands after a model turn.
-func (a *Activities) remember(ctx context.Context, t *agent.Transcript) {
-	a.contexts.put(activity.GetInfo(ctx).WorkflowExecution.ID, t, t.Size())
+func (a *Activities) remember(ctx context.Context, tc turnContext) {
+	a.contexts.put(activity.GetInfo(ctx).WorkflowExecution.ID, tc)
 }

@@ -13,7 +13,8 @@ import (
 
 // ModelTurn makes one model call with the run's context and returns the
 // final assistant message. The context comes as a reference plus the new
-// messages (see ContextRef). Provider failures become ApplicationErrors whose
+// messages (see ContextRef); while the model answers, the new messages are
+// stored as a segment, so the next turn on any worker can read them. Provider failures become ApplicationErrors whose
 // type is the llm.ErrorKind: retryable for rate limits and outages (with the
 // provider's retry-after as the next delay), non-retryable otherwise. An
 // aborted call is a message with stopReason aborted, not an error.
@@ -22,13 +23,22 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	if err != nil {
 		return ModelTurnOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
 	}
-	transcript, err := a.loadContext(ctx, in.Context)
+	tc, err := a.loadContext(ctx, in.Context)
 	if err != nil {
 		return ModelTurnOutput{}, err
 	}
+	type saved struct {
+		segs []agent.Segment
+		err  error
+	}
+	saving := make(chan saved, 1)
+	go func() {
+		segs, err := a.saveSegments(ctx, in.Context, tc.t)
+		saving <- saved{segs, err}
+	}()
 	req := llm.Request{
-		SystemPrompt: transcript.SystemPrompt,
-		Messages:     transcript.Messages,
+		SystemPrompt: tc.t.SystemPrompt,
+		Messages:     tc.resolved,
 		Tools:        a.modelTools(in.Tools),
 		Options:      in.Options,
 	}
@@ -36,8 +46,17 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	streamCtx, live := a.startLiveStream(ctx, in.Turn)
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()
+	s := <-saving
 	if err != nil {
+		if stub, oerr := a.offloadMessage(ctx, msg); oerr == nil {
+			msg = stub
+		} else {
+			msg.Content = nil
+		}
 		return ModelTurnOutput{}, modelError(err, msg)
+	}
+	if s.err != nil {
+		return ModelTurnOutput{}, s.err
 	}
 	if msg.Timestamp == 0 {
 		msg.Timestamp = time.Now().UnixMilli()
@@ -45,9 +64,14 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	if msg.Role == "" {
 		msg.Role = agent.RoleAssistant
 	}
-	transcript.Append(msg)
-	a.remember(ctx, transcript)
-	return ModelTurnOutput{Message: msg}, nil
+	stub, err := a.offloadMessage(ctx, msg)
+	if err != nil {
+		return ModelTurnOutput{}, err
+	}
+	tc.t.Append(stub)
+	tc.resolved = append(tc.resolved, msg)
+	a.remember(ctx, tc)
+	return ModelTurnOutput{Message: stub, Segments: s.segs}, nil
 }
 
 // modelTools describes the run's tools to the model.

@@ -14,7 +14,9 @@ const (
 	SignalAbort      = "abort"
 	SignalToolUpdate = "toolUpdate"
 	SignalToolQueue  = "toolQueue"
-	QueryContext     = "context"
+	// QueryContext pages through a run's context (clients only: no
+	// activity reads its own workflow's state).
+	QueryContext = "context"
 )
 
 // Stable ApplicationError types for input the worker cannot serve. They are
@@ -55,15 +57,17 @@ type ResolveRunOutput struct {
 }
 
 // ContextRef tells the model-turn activity which context to send: the first
-// BaseLen messages, which its cache or a QueryContext page supplies and
-// BaseHash verifies, followed by Delta. History holds only the delta, so it
-// grows with new content rather than with the transcript.
+// BaseLen messages, held by Segments in the content store (the activity's
+// cache usually has them already) and verified by BaseHash, followed by
+// Delta. History holds the segment list and the delta, never the
+// transcript, so it grows with new content and not with the transcript.
 type ContextRef struct {
+	Segments []agent.Segment `json:"segments,omitempty"`
 	BaseLen  int             `json:"baseLen"`
 	BaseHash string          `json:"baseHash"`
 	Delta    []agent.Message `json:"delta,omitempty"`
 	// SystemPrompt is sent only with BaseLen 0; later turns take it from
-	// the cache or the query.
+	// the cache or the first segment.
 	SystemPrompt string `json:"systemPrompt,omitempty"`
 }
 
@@ -76,9 +80,11 @@ type ModelTurnInput struct {
 	Turn    int                `json:"turn"`
 }
 
-// ModelTurnOutput is the final assistant message of the call.
+// ModelTurnOutput is the final assistant message of the call (large blocks
+// as stubs) and the segments that now hold the context the call sent.
 type ModelTurnOutput struct {
-	Message agent.Message `json:"message"`
+	Message  agent.Message   `json:"message"`
+	Segments []agent.Segment `json:"segments,omitempty"`
 }
 
 // ContextQuery asks for messages [From, To) of the run's context.
@@ -87,22 +93,17 @@ type ContextQuery struct {
 	To   int `json:"to"`
 }
 
-// ContextPage is one page of a context. A page stops early at a size limit;
-// Next is where the following page starts.
+// ContextPage is one page of a context as the workflow holds it. Messages
+// before Offset are not held by the run: Segments (in the content store)
+// hold them. A page stops early at a size limit; Next is where the
+// following page starts.
 type ContextPage struct {
 	SystemPrompt string          `json:"systemPrompt"`
+	Segments     []agent.Segment `json:"segments,omitempty"`
+	Offset       int             `json:"offset"`
 	Messages     []agent.Message `json:"messages"`
 	Next         int             `json:"next"`
 	Total        int             `json:"total"`
-}
-
-// LoadContextInput asks for messages [From, To) of another run's context:
-// a session that continued as new reads a long transcript back this way.
-type LoadContextInput struct {
-	WorkflowID string `json:"workflowId"`
-	RunID      string `json:"runId"`
-	From       int    `json:"from"`
-	To         int    `json:"to"`
 }
 
 // PrepareInput is one call to prepare: prepareArguments, validation and the

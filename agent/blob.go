@@ -67,3 +67,29 @@ func DetailsBlob(d json.RawMessage) (BlobRef, bool) {
 	}
 	return ref, true
 }
+
+// Segment is a run of transcript messages stored as one blob (package
+// store writes and reads them): Count messages, following those of the
+// segments before it in a list.
+type Segment struct {
+	Ref   BlobRef `json:"ref"`
+	Count int     `json:"count"`
+}
+
+// SegmentsLen is the number of messages a list of segments holds.
+func SegmentsLen(segs []Segment) int {
+	n := 0
+	for _, s := range segs {
+		n += s.Count
+	}
+	return n
+}
+
+// MessageRange names messages [From, To) of the transcript the segments
+// hold: what an agent_end event's messages were before the workflow run
+// that emits it (a run continued as new in the middle).
+type MessageRange struct {
+	Segments []Segment `json:"segments"`
+	From     int       `json:"from"`
+	To       int       `json:"to"`
+}

@@ -30,6 +30,10 @@ type Event struct {
 
 	Message     *Message  `json:"message,omitempty"`
 	Messages    []Message `json:"messages,omitempty"`
+	// EarlierMessages, on an agent_end whose run began in an earlier
+	// workflow run (it continued as new), names the messages before
+	// Messages; clients read them from the content store (not a pi field).
+	EarlierMessages *MessageRange `json:"earlierMessages,omitempty"`
 	ToolResults []Message `json:"toolResults,omitempty"`
 
 	ToolCallID    string         `json:"toolCallId,omitempty"`
@@ -65,6 +69,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventAgentEnd:
 		out["messages"] = nonNilMessages(e.Messages)
+		if e.EarlierMessages != nil {
+			out["earlierMessages"] = e.EarlierMessages
+		}
 	case EventTurnEnd:
 		out["message"] = e.Message
 		out["toolResults"] = nonNilMessages(e.ToolResults)

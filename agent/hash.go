@@ -10,10 +10,20 @@ import (
 // that two processes can agree on a prefix by exchanging its length and one
 // hash. The workflow keeps one; the model-turn activity's cache keeps
 // another and checks that its prefix is the workflow's before using it.
+//
+// A transcript may hold only its tail: Offset messages come before
+// Messages, kept elsewhere (in the content store's segments), and the chain
+// starts with their hash. The workflow holds only what the store does not
+// have yet, so its memory and its continue-as-new input stay small however
+// long the transcript grows.
 type Transcript struct {
 	SystemPrompt string
-	Messages     []Message
-	// chain[i] is the hash of the system prompt and Messages[:i].
+	// Offset is the number of messages before Messages.
+	Offset int
+	// Messages are messages [Offset, Len()).
+	Messages []Message
+	// chain[i] is the hash of the system prompt and the first Offset+i
+	// messages.
 	chain []string
 	// sizes[i] is the JSON size of Messages[i].
 	sizes []int
@@ -23,6 +33,15 @@ type Transcript struct {
 func NewTranscript(systemPrompt string) *Transcript {
 	sum := sha256.Sum256([]byte("system\x00" + systemPrompt))
 	return &Transcript{SystemPrompt: systemPrompt, chain: []string{hex.EncodeToString(sum[:])}}
+}
+
+// NewTranscriptAt starts a transcript after offset messages held elsewhere,
+// whose chain hash is hash.
+func NewTranscriptAt(systemPrompt string, offset int, hash string) *Transcript {
+	if offset == 0 && hash == "" {
+		return NewTranscript(systemPrompt)
+	}
+	return &Transcript{SystemPrompt: systemPrompt, Offset: offset, chain: []string{hash}}
 }
 
 // Append adds messages and extends the chain. Hashing each message once
@@ -45,10 +64,10 @@ func (t *Transcript) Append(ms ...Message) {
 	}
 }
 
-// Len is the number of messages.
-func (t *Transcript) Len() int { return len(t.Messages) }
+// Len is the number of messages, those before Offset included.
+func (t *Transcript) Len() int { return t.Offset + len(t.Messages) }
 
-// Size is the JSON size of the system prompt and the messages in bytes.
+// Size is the JSON size of the system prompt and the held messages in bytes.
 func (t *Transcript) Size() int {
 	n := len(t.SystemPrompt)
 	for _, s := range t.sizes {
@@ -57,24 +76,69 @@ func (t *Transcript) Size() int {
 	return n
 }
 
-// MessageSize is the JSON size of message i.
-func (t *Transcript) MessageSize(i int) int { return t.sizes[i] }
-
-// HashAt returns the hash of the system prompt and the first n messages.
-func (t *Transcript) HashAt(n int) string {
-	if n < 0 || n >= len(t.chain) {
-		return ""
+// SizeOf is the JSON size of messages [from, to), which must be held.
+func (t *Transcript) SizeOf(from, to int) int {
+	n := 0
+	for _, s := range t.sizes[from-t.Offset : to-t.Offset] {
+		n += s
 	}
-	return t.chain[n]
+	return n
 }
 
-// Prefix returns a new transcript holding the first n messages.
+// MessageSize is the JSON size of message i, which must be held.
+func (t *Transcript) MessageSize(i int) int { return t.sizes[i-t.Offset] }
+
+// At returns message i, which must be held.
+func (t *Transcript) At(i int) Message { return t.Messages[i-t.Offset] }
+
+// Since returns messages [n, Len()); n must not be before Offset.
+func (t *Transcript) Since(n int) []Message { return t.Messages[n-t.Offset:] }
+
+// Range returns messages [from, to), which must be held.
+func (t *Transcript) Range(from, to int) []Message { return t.Messages[from-t.Offset : to-t.Offset] }
+
+// Last returns the last message, if the transcript has any. A transcript
+// that holds none of its messages cannot say (ok false, Len() > 0).
+func (t *Transcript) Last() (Message, bool) {
+	if len(t.Messages) == 0 {
+		return Message{}, false
+	}
+	return t.Messages[len(t.Messages)-1], true
+}
+
+// HashAt returns the hash of the system prompt and the first n messages, or
+// "" when n is before Offset or after the end.
+func (t *Transcript) HashAt(n int) string {
+	i := n - t.Offset
+	if i < 0 || i >= len(t.chain) {
+		return ""
+	}
+	return t.chain[i]
+}
+
+// DropBefore forgets the messages before n (kept elsewhere); Len and the
+// chain from n on are unchanged.
+func (t *Transcript) DropBefore(n int) {
+	i := n - t.Offset
+	if i <= 0 {
+		return
+	}
+	i = min(i, len(t.Messages))
+	t.Messages = append([]Message(nil), t.Messages[i:]...)
+	t.sizes = append([]int(nil), t.sizes[i:]...)
+	t.chain = append([]string(nil), t.chain[i:]...)
+	t.Offset += i
+}
+
+// Prefix returns a new transcript holding the messages up to n.
 func (t *Transcript) Prefix(n int) *Transcript {
-	n = min(max(n, 0), len(t.Messages))
+	n = min(max(n, t.Offset), t.Len())
+	i := n - t.Offset
 	return &Transcript{
 		SystemPrompt: t.SystemPrompt,
-		Messages:     append([]Message(nil), t.Messages[:n]...),
-		chain:        append([]string(nil), t.chain[:n+1]...),
-		sizes:        append([]int(nil), t.sizes[:n]...),
+		Offset:       t.Offset,
+		Messages:     append([]Message(nil), t.Messages[:i]...),
+		chain:        append([]string(nil), t.chain[:i+1]...),
+		sizes:        append([]int(nil), t.sizes[:i]...),
 	}
 }

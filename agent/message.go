@@ -219,6 +219,9 @@ func (m Message) Validate() error {
 // IsEmpty reports whether a message carries no text, image or tool call.
 func (m Message) IsEmpty() bool {
 	for _, c := range m.Content {
+		if c.Blob != nil {
+			return false
+		}
 		switch c.Type {
 		case ContentText:
 			if c.Text != "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -123,6 +124,40 @@ func Events(ctx context.Context, c client.Client, workflowID, runID string) ([]a
 		}
 		after = page.Events[len(page.Events)-1].Seq
 	}
+}
+
+// ResolveEvents resolves the stubs of large content in events from the
+// content store the workers use.
+func ResolveEvents(ctx context.Context, st store.Blobs, events []agent.Event) ([]agent.Event, error) {
+	out := make([]agent.Event, len(events))
+	for i, e := range events {
+		r, err := resolveEvent(ctx, st, e, 0)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// resolveEvent resolves one event, retrying a store that does not answer
+// for retryFor; missing or corrupt content fails at once.
+func resolveEvent(ctx context.Context, st store.Blobs, e agent.Event, retryFor time.Duration) (agent.Event, error) {
+	var out agent.Event
+	err := retry(ctx, retryFor, func() (err error) {
+		out, err = store.ResolveEvent(ctx, st, e)
+		if err != nil && store.IsPermanent(err) {
+			return final{fmt.Errorf("event %d: %w", e.Seq, err)}
+		}
+		return err
+	})
+	return out, err
+}
+
+// ResolveMessages resolves the stubs of large content in messages, such
+// as an AgentLoopResult's.
+func ResolveMessages(ctx context.Context, st store.Blobs, ms []agent.Message) ([]agent.Message, error) {
+	return store.ResolveMessages(ctx, st, ms)
 }
 
 // eventsPage reads the events after a sequence number, retrying transient

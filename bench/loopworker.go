@@ -237,7 +237,7 @@ func runLoopWorker(ctx context.Context, args []string) error {
 	}
 	models := llm.NewRegistry()
 	models.Register(conformance.ModelProvider, scripted)
-	acts := activities.New(c, models, ts, hooks.NewRegistry())
+	acts := activities.New(c, benchStore(), models, ts, hooks.NewRegistry())
 
 	opts := workflows.WorkerOptions()
 	tune.apply(&opts)

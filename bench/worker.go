@@ -87,7 +87,7 @@ func runWorker(ctx context.Context, args []string) error {
 	scripted.Add("session", sessionScript(sessionPrompts))
 	models := llm.NewRegistry()
 	models.Register("bench", scripted)
-	acts := activities.New(c, models, tools.NewRegistry(echoTool{}), hooks.NewRegistry())
+	acts := activities.New(c, benchStore(), models, tools.NewRegistry(echoTool{}), hooks.NewRegistry())
 	w := worker.New(c, *queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
 	w.RegisterWorkflow(StreamProbe)

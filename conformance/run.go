@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -15,6 +18,7 @@ import (
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -42,7 +46,11 @@ type Result struct {
 func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	suffix := randomSuffix()
 	taskQueue := "conformance-" + suffix
-	acts := activities.New(c, ModelRegistry(s), ToolRegistry(s), HookRegistry(s))
+	st, err := Store()
+	if err != nil {
+		return Result{}, err
+	}
+	acts := activities.New(c, st, ModelRegistry(s), ToolRegistry(s), HookRegistry(s))
 	acts.HeartbeatInterval = abortLatency
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = abortLatency
@@ -68,6 +76,9 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if events, err = agentclient.ResolveEvents(ctx, st, events); err != nil {
+		return Result{}, err
+	}
 	res := Result{WorkflowID: run.GetID(), RunID: run.GetRunID()}
 	for _, e := range events {
 		if line, ok := TraceLine(e); ok {
@@ -75,6 +86,21 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+var (
+	storeOnce sync.Once
+	st        *store.Store
+	storeErr  error
+)
+
+// Store is the content store the conformance workers of this process
+// share: a directory under the system's temporary directory.
+func Store() (*store.Store, error) {
+	storeOnce.Do(func() {
+		st, storeErr = store.Open(filepath.Join(os.TempDir(), "agentloop-conformance-content"), store.Options{})
+	})
+	return st, storeErr
 }
 
 // Input is the workflow input for a scenario.

@@ -201,7 +201,7 @@ func newRig(t *testing.T, vars map[string]string, ts ...tools.Tool) *rig {
 	t.Cleanup(c.Close)
 	models := llm.NewRegistry()
 	llm.RegisterFromEnv(models, func(k string) string { return vars[k] })
-	acts := activities.New(c, models, tools.NewRegistry(ts...), hooks.NewRegistry())
+	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(ts...), hooks.NewRegistry())
 	acts.DefaultWorkspace = t.TempDir()
 	r := &rig{t: t, c: c, queue: "llm-e2e-" + randomHex(6)}
 	w := worker.New(c, r.queue, workflows.WorkerOptions())

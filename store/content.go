@@ -185,3 +185,46 @@ func HasStubs(m agent.Message) bool {
 	_, ok := agent.DetailsBlob(m.Details)
 	return ok
 }
+
+// ResolveEvent returns an event with every stub it carries resolved: the
+// message, the tool results and partial result, and an agent_end's
+// messages, those before the workflow run that emitted it included.
+func ResolveEvent(ctx context.Context, b Blobs, e agent.Event) (agent.Event, error) {
+	var err error
+	if e.Message != nil {
+		m, err := ResolveMessage(ctx, b, *e.Message)
+		if err != nil {
+			return e, err
+		}
+		e.Message = &m
+	}
+	if e.EarlierMessages != nil {
+		earlier, err := ReadRange(ctx, b, *e.EarlierMessages)
+		if err != nil {
+			return e, err
+		}
+		e.Messages = append(earlier, e.Messages...)
+		e.EarlierMessages = nil
+	}
+	if e.Messages != nil {
+		if e.Messages, err = ResolveMessages(ctx, b, e.Messages); err != nil {
+			return e, err
+		}
+	}
+	if e.ToolResults != nil {
+		if e.ToolResults, err = ResolveMessages(ctx, b, e.ToolResults); err != nil {
+			return e, err
+		}
+	}
+	for _, r := range []**agent.ToolResult{&e.Result, &e.PartialResult} {
+		if *r == nil {
+			continue
+		}
+		full, err := ResolveResult(ctx, b, **r)
+		if err != nil {
+			return e, err
+		}
+		*r = &full
+	}
+	return e, nil
+}

@@ -53,7 +53,7 @@ func newE2E(t *testing.T, script []llm.ScriptedResponse, ts []tools.Tool) *e2e {
 	t.Helper()
 	c := testenv.Client(t)
 	e := &e2e{t: t, c: c, queue: "tools-e2e-" + testenv.Suffix()}
-	e.acts = activities.New(c, scriptedModels(script), tools.NewRegistry(ts...), hooks.NewRegistry())
+	e.acts = activities.New(c, testenv.Store(t), scriptedModels(script), tools.NewRegistry(ts...), hooks.NewRegistry())
 	e.startWorker(e.queue, e.acts, true, "")
 	return e
 }
@@ -651,12 +651,12 @@ func TestE2EToolTaskQueueRunsToolsOnTheWorkspaceWorker(t *testing.T) {
 		fakes = append(fakes, elsewhere{tool})
 	}
 	e := &e2e{t: t, c: c, queue: "tools-e2e-a-" + testenv.Suffix()}
-	e.acts = activities.New(c, scriptedModels(script), tools.NewRegistry(fakes...), hooks.NewRegistry())
+	e.acts = activities.New(c, testenv.Store(t), scriptedModels(script), tools.NewRegistry(fakes...), hooks.NewRegistry())
 	e.acts.DefaultWorkspace = wsA
 	e.startWorker(e.queue, e.acts, true, "worker-a")
 	// Worker B: only activities, on its own queue, holding the workspace.
 	queueB := "tools-e2e-b-" + testenv.Suffix()
-	actsB := activities.New(c, llm.NewRegistry(), tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), hooks.NewRegistry())
+	actsB := activities.New(c, testenv.Store(t), llm.NewRegistry(), tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), hooks.NewRegistry())
 	actsB.DefaultWorkspace = wsB
 	e.startWorker(queueB, actsB, false, "tool-worker-b")
 

@@ -21,6 +21,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/secretenv"
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/journal"
 	"github.com/durable-agents/agentloop/workflows"
@@ -32,7 +33,8 @@ func main() {
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
-	journalDir := flag.String("tool-journal", defaultJournalDir(), "where single-attempt tools (bash, write) record their outcomes, so a run can recover one whose worker was lost")
+	journalDir := flag.String("tool-journal", stateDir("tool-journal"), "where single-attempt tools (bash, write) record their outcomes, so a run can recover one whose worker was lost")
+	storeSpec := flag.String("store", envOr("AGENTLOOP_STORE", stateDir("content")), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
 	flag.Parse()
@@ -60,7 +62,11 @@ func main() {
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
 	}
-	acts := activities.New(c, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{}))...), hooks.NewRegistry())
+	st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+	if err != nil {
+		z.Fatal("open content store: " + err.Error())
+	}
+	acts := activities.New(c, st, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{}))...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
 	if err := agentclient.CheckSearchAttributes(context.Background(), c, opts.Namespace); err != nil {
 		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
@@ -83,7 +89,7 @@ func main() {
 		encryption = "keys " + keys.String() + ", encrypting with " + keys.Active().ID()
 	}
 	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
-		"taskQueue", *taskQueue, "toolQueue", *toolQueue,
+		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "store", st.Name(),
 		"providers", append([]string{llm.ScriptedProviderName}, providers...))
 	for _, w := range workers[1:] {
 		if err := w.Start(); err != nil {
@@ -96,12 +102,19 @@ func main() {
 	}
 }
 
-// defaultJournalDir is a directory that survives the worker: the user's
-// state directory.
-func defaultJournalDir() string {
+// stateDir is a directory that survives the worker, in the user's state
+// directory.
+func stateDir(name string) string {
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return filepath.Join(os.TempDir(), "agentloop-tool-journal")
+		return filepath.Join(os.TempDir(), "agentloop-"+name)
 	}
-	return filepath.Join(home, ".local", "state", "agentloop", "tool-journal")
+	return filepath.Join(home, ".local", "state", "agentloop", name)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

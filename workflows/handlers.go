@@ -323,15 +323,19 @@ func (l *loop) contextPage(q activities.ContextQuery) (activities.ContextPage, e
 	if to <= 0 || to > total {
 		to = total
 	}
-	page := activities.ContextPage{SystemPrompt: l.context.SystemPrompt, Total: total, Next: q.From}
+	// Messages before the held tail are in the segments, which the
+	// client reads from the content store.
+	from := max(q.From, l.context.Offset)
+	page := activities.ContextPage{SystemPrompt: l.context.SystemPrompt, Segments: l.segments,
+		Offset: l.context.Offset, Total: total, Next: from, Messages: []agent.Message{}}
 	size := 0
-	for i := q.From; i < to; i++ {
+	for i := from; i < to; i++ {
 		n := l.context.MessageSize(i)
-		if i > q.From && size+n > maxContextPageBytes {
+		if i > from && size+n > maxContextPageBytes {
 			break
 		}
 		size += n
-		page.Messages = append(page.Messages, l.context.Messages[i])
+		page.Messages = append(page.Messages, l.context.At(i))
 		page.Next = i + 1
 	}
 	return page, nil

@@ -54,7 +54,7 @@ func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, 
 		}
 		return countingModel{m: m, h: h}, nil
 	}))
-	h.acts = activities.New(h.c, models, tools.NewRegistry(ts...), h.hooks)
+	h.acts = activities.New(h.c, testenv.Store(t), models, tools.NewRegistry(ts...), h.hooks)
 	h.acts.HeartbeatInterval = 50 * time.Millisecond // with the throttle below: aborts reach tools fast
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond

@@ -31,6 +31,12 @@ type AgentLoopInput struct {
 	// Steering and FollowUps are messages queued before the run starts.
 	Steering  []agent.Message `json:"steering,omitempty"`
 	FollowUps []agent.Message `json:"followUps,omitempty"`
+	// ContinueAsNewAfterTurns continues the run as new after this many
+	// turns in one workflow run; 0 leaves it to the server's suggestion.
+	ContinueAsNewAfterTurns int `json:"continueAsNewAfterTurns,omitempty"`
+	// Carry is what a run hands over to its next workflow run when it
+	// continues as new; people leave it out.
+	Carry *Carry `json:"carry,omitempty"`
 
 	// decodeErr is why the input's JSON could not be decoded.
 	decodeErr string
@@ -86,11 +92,16 @@ type AgentLoopResult struct {
 // workflow: each model turn and each prepare, execute and finalize stage of
 // a tool call is an activity; events go to a durable log read with
 // QueryEvents; steering, follow-up and abort arrive as Updates or Signals.
+// A long run continues as new between two turns when the server suggests
+// it or after ContinueAsNewAfterTurns turns; its events go on in the next
+// workflow run of the same id without a gap.
 func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error) {
 	prompts, inputErr := checkInput(ctx, &in)
 	l := newLoop(ctx, in.LoopConfig, in.Messages)
 	l.steering.items = in.Steering
 	l.followUps.items = in.FollowUps
+	l.restore(in.Carry)
+	l.continueAfterTurns = in.ContinueAsNewAfterTurns
 	if err := l.registerHandlers(ctx); err != nil {
 		return AgentLoopResult{}, err
 	}
@@ -102,10 +113,35 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 		l.status = statusFailed
 		return AgentLoopResult{}, err
 	}
-	l.beginRun()
-	l.run(ctx, prompts, false)
+	l.suspend = func() bool { return l.shouldContinueAsNew(ctx) }
+	var paused *PausedRun
+	if in.Carry != nil && in.Carry.Run != nil {
+		l.runNumber = 1
+		l.setStatus(ctx, statusRunning)
+		paused = l.runLoop(ctx, *in.Carry.Run)
+	} else {
+		l.beginRun()
+		paused = l.run(ctx, prompts, false)
+	}
+	if paused != nil {
+		return l.continueAsNew(ctx, in, paused)
+	}
 	l.setStatus(ctx, statusEnded)
 	return l.finish(ctx)
+}
+
+// continueAsNew hands a paused run over to a new workflow run of the same
+// id once every handler has finished.
+func (l *loop) continueAsNew(ctx workflow.Context, in AgentLoopInput, paused *PausedRun) (AgentLoopResult, error) {
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	l.drainSignals(ctx)
+	next := AgentLoopInput{
+		LoopConfig:              l.cfg,
+		ContinueAsNewAfterTurns: in.ContinueAsNewAfterTurns,
+		Carry:                   l.carry(paused),
+	}
+	l.status = statusContinued
+	return AgentLoopResult{}, workflow.NewContinueAsNewError(ctx, AgentLoopWorkflow, next)
 }
 
 // resolve checks the model, tools and hooks against the worker's registries
@@ -163,6 +199,9 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 	}
 	errs = append(errs, validateMessages("messages", in.Messages)...)
 	errs = append(errs, validateMessages("prompts", in.Prompts)...)
+	if in.ContinueAsNewAfterTurns < 0 {
+		errs = append(errs, errors.New("continueAsNewAfterTurns must not be negative"))
+	}
 	for i := range in.Steering {
 		if err := checkQueuedMessage(&in.Steering[i], true); err != nil {
 			errs = append(errs, fmt.Errorf("steering[%d]: %w", i, err))
@@ -173,7 +212,7 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 			errs = append(errs, fmt.Errorf("followUps[%d]: %w", i, err))
 		}
 	}
-	if len(prompts) == 0 {
+	if len(prompts) == 0 && in.Carry == nil {
 		// pi's agentLoopContinue checks.
 		if len(in.Messages) == 0 {
 			errs = append(errs, errors.New("no prompt and no messages: Cannot continue: no messages in context"))
@@ -275,7 +314,8 @@ func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
 
 // end emits agent_end and records how the run stopped.
 func (l *loop) end(last agent.Message) {
-	l.emit(agent.Event{Type: agent.EventAgentEnd, Messages: l.newMessages()})
+	held, earlier := l.newMessages()
+	l.emit(agent.Event{Type: agent.EventAgentEnd, Messages: held, EarlierMessages: earlier})
 	l.stopReason = last.StopReason
 	l.errorMessage = last.ErrorMessage
 }

@@ -158,11 +158,21 @@ func (s *session) checkContinue() error {
 	if s.context.Len() == 0 {
 		return errors.New(errNothingToRun)
 	}
-	if s.context.Messages[s.context.Len()-1].Role == agent.RoleAssistant &&
+	if s.lastRole() == agent.RoleAssistant &&
 		len(s.steering.items) == 0 && len(s.followUps.items) == 0 {
 		return errors.New(errAssistantTail)
 	}
 	return nil
+}
+
+// lastRole is the role of the transcript's last message. The workflow
+// always holds it: segments never hold the last model answer or what
+// follows it.
+func (s *session) lastRole() string {
+	if m, ok := s.context.Last(); ok {
+		return m.Role
+	}
+	return ""
 }
 
 // continueRun is pi's Agent.continue: from an assistant tail it runs queued
@@ -172,7 +182,7 @@ func (s *session) continueRun(workflow.Context) (RunStatus, error) {
 	if err := s.checkContinue(); err != nil {
 		return RunStatus{}, err
 	}
-	if s.context.Messages[s.context.Len()-1].Role != agent.RoleAssistant {
+	if s.lastRole() != agent.RoleAssistant {
 		return s.startRun(&NextRun{}), nil
 	}
 	if steering := s.steering.drain(); len(steering) > 0 {
@@ -194,7 +204,7 @@ func (s *session) reset(workflow.Context) error {
 		return errors.New(errBusyReset)
 	}
 	s.context = agent.NewTranscript(s.settings.SystemPrompt)
-	s.modelBase, s.runStart = 0, 0
+	s.segments, s.runStart = nil, 0
 	s.steering.items, s.followUps.items = nil, nil
 	s.stopReason, s.errorMessage = "", ""
 	return nil

@@ -218,7 +218,7 @@ func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
 	var seqs []int64
 	var end agent.Event
 	ends := 0
-	err := agentclient.Watch(ctx, h.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{}, func(e agent.Event) {
+	err := agentclient.Watch(ctx, h.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Store: testenv.Store(t)}, func(e agent.Event) {
 		seqs = append(seqs, e.Seq)
 		if e.Type == agent.EventAgentEnd {
 			ends++

@@ -28,16 +28,23 @@ type loop struct {
 	settings agent.LoopConfig
 	tools    map[string]activities.ToolInfo
 
+	// context holds the transcript's tail: the messages the content
+	// store's segments do not hold yet, and those of the current run.
 	context *agent.Transcript
+	// segments hold the transcript's first messages in the content store
+	// (the model-turn activity writes them); a model turn's input names
+	// them and adds only the messages after them.
+	segments []agent.Segment
 	// runStart is where the current run's new messages begin in the
-	// context: pi's newMessages is context.Messages[runStart:].
+	// context: pi's newMessages is the context from runStart on.
 	runStart int
 	// runNumber counts the agent runs of this workflow run.
 	runNumber int
-	// modelBase is how many context messages the model-turn activity's
-	// cache already holds; only later ones go into its input.
-	modelBase     int
-	lastAssistant agent.Message
+	// turnsAtStart is the turn count this workflow run started with, and
+	// continueAfterTurns the turns after which it continues as new.
+	turnsAtStart       int
+	continueAfterTurns int
+	lastAssistant      agent.Message
 
 	steering  queue
 	followUps queue
@@ -106,8 +113,23 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 	return l
 }
 
-// newMessages is pi's newMessages for the current run.
-func (l *loop) newMessages() []agent.Message { return l.context.Messages[l.runStart:] }
+// newMessages is pi's newMessages for the current run, as far as this
+// workflow run holds them, and the range of those before, which only the
+// segments hold (a run that continued as new in the middle).
+func (l *loop) newMessages() ([]agent.Message, *agent.MessageRange) {
+	if l.runStart >= l.context.Offset {
+		return l.context.Since(l.runStart), nil
+	}
+	return l.context.Since(l.context.Offset), &agent.MessageRange{
+		Segments: l.segments, From: l.runStart, To: l.context.Offset,
+	}
+}
+
+// forget drops the messages that the segments hold and the current run
+// does not need, so the workflow's memory does not grow with the session.
+func (l *loop) forget() {
+	l.context.DropBefore(min(l.runStart, agent.SegmentsLen(l.segments)))
+}
 
 // beginRun resets what belongs to one run: pi's Agent makes a fresh abort
 // controller for every run.
@@ -168,7 +190,11 @@ func (l *loop) finish(ctx workflow.Context) (AgentLoopResult, error) {
 		Steering:     l.steering.items,
 		FollowUps:    l.followUps.items,
 	}
-	res.Messages, res.OmittedMessages = boundedTail(l.newMessages(), maxResultBytes)
+	held, earlier := l.newMessages()
+	res.Messages, res.OmittedMessages = boundedTail(held, maxResultBytes)
+	if earlier != nil {
+		res.OmittedMessages += earlier.To - earlier.From
+	}
 	if l.cancelled {
 		return res, temporal.NewCanceledError(res)
 	}

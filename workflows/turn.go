@@ -49,12 +49,14 @@ func (l *loop) modelTurn(ctx workflow.Context) agent.Message {
 }
 
 func (l *loop) callModel(ctx workflow.Context) agent.Message {
+	base := agent.SegmentsLen(l.segments)
 	ref := activities.ContextRef{
-		BaseLen:  l.modelBase,
-		BaseHash: l.context.HashAt(l.modelBase),
-		Delta:    l.context.Messages[l.modelBase:],
+		Segments: l.segments,
+		BaseLen:  base,
+		BaseHash: l.context.HashAt(base),
+		Delta:    l.context.Since(base),
 	}
-	if l.modelBase == 0 {
+	if base == 0 {
 		ref.SystemPrompt = l.context.SystemPrompt
 	}
 	actx := workflow.WithActivityOptions(l.activityCtx(), workflow.ActivityOptions{
@@ -91,8 +93,12 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		}
 		return l.failedMessage(ctx, err)
 	}
-	// The activity's cache now holds the context up to this message.
-	l.modelBase = l.context.Len() + 1
+	// The store now holds the context this turn sent (an activity of an
+	// older version returns no segments: the next turn sends it all again).
+	if agent.SegmentsLen(out.Segments) > agent.SegmentsLen(l.segments) && agent.SegmentsLen(out.Segments) <= l.context.Len() {
+		l.segments = out.Segments
+		l.forget()
+	}
 	return out.Message
 }
 

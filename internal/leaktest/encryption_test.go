@@ -94,7 +94,7 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	}})
 	models := llm.NewRegistry()
 	models.Register("test", scripted)
-	acts := activities.New(c, models, tools.NewRegistry(probe, faulty), hooks.NewRegistry())
+	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(probe, faulty), hooks.NewRegistry())
 	queue := marker("codec-e2e")
 	w := worker.New(c, queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)

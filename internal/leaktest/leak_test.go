@@ -92,7 +92,7 @@ func startWorker(t *testing.T, models *llm.Registry, ts ...tools.Tool) *testWork
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	w := &testWorker{c: c, queue: "leak-" + random(6), logs: logs}
-	acts := activities.New(c, models, tools.NewRegistry(ts...), hooks.NewRegistry())
+	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(ts...), hooks.NewRegistry())
 	acts.DefaultWorkspace = t.TempDir()
 	wk := worker.New(c, w.queue, workflows.WorkerOptions())
 	workflows.Register(wk, acts)

@@ -44,6 +44,13 @@ func Result(t testing.TB, run client.WorkflowRun, timeout time.Duration) workflo
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("run %s did not complete: %v", run.GetID(), err)
 	}
+	if st := resolver(); st != nil {
+		ms, err := agentclient.ResolveMessages(ctx, st, res.Messages)
+		if err != nil {
+			t.Fatalf("result of run %s: %v", run.GetID(), err)
+		}
+		res.Messages = ms
+	}
 	return res
 }
 
@@ -53,7 +60,8 @@ func Events(t testing.TB, c client.Client, run client.WorkflowRun) []agent.Event
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var all []agent.Event
-	if err := agentclient.Follow(ctx, c, run.GetID(), run.GetRunID(), 0, func(e agent.Event) { all = append(all, e) }); err != nil {
+	o := agentclient.WatchOptions{Store: resolver()}
+	if err := agentclient.Watch(ctx, c, run.GetID(), run.GetRunID(), o, func(e agent.Event) { all = append(all, e) }); err != nil {
 		t.Fatalf("events of run %s: %v", run.GetID(), err)
 	}
 	return all

@@ -57,6 +57,7 @@ func connect() (client.Client, error) {
 // Main runs a package's tests and stops the dev server afterwards.
 func Main(m *testing.M) {
 	code := m.Run()
+	removeStore()
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop dev server:", err)

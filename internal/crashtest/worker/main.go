@@ -22,6 +22,7 @@ import (
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/crashtest"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/journal"
 	"github.com/durable-agents/agentloop/workflows"
@@ -73,7 +74,11 @@ func run() error {
 	}
 	hs := hooks.NewRegistry()
 	hs.RegisterBefore(crashtest.BlockHook, crashtest.BlockingHook(*dir, *hookBlock))
-	acts := activities.New(c, crashtest.Models(), tools.NewRegistry(crashtest.Tools(crashtest.ToolOptions{
+	st, err := store.Open(filepath.Join(*dir, "content"), store.Options{})
+	if err != nil {
+		return err
+	}
+	acts := activities.New(c, st, crashtest.Models(), tools.NewRegistry(crashtest.Tools(crashtest.ToolOptions{
 		SlowReadTimeout:  *slowRead,
 		Journal:          j,
 		PauseAfterRecord: *pause,
