@@ -31,6 +31,7 @@ type harness struct {
 	acts       *activities.Activities
 	hooks      *hooks.Registry
 	modelCalls atomic.Int32
+	scripted   *llm.ScriptedProvider
 	mu         sync.Mutex
 	requests   []llm.Request
 }
@@ -46,6 +47,7 @@ func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, 
 	h := &harness{t: t, c: c, queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("script", llm.Script{Responses: script})
+	h.scripted = scripted
 	models := llm.NewRegistry()
 	models.Register("test", llm.ProviderFunc(func(id string) (llm.Model, error) {
 		m, err := scripted.Model(id)

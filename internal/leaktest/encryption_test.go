@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,7 @@ import (
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -94,7 +97,12 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	}})
 	models := llm.NewRegistry()
 	models.Register("test", scripted)
-	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(probe, faulty), hooks.NewRegistry())
+	// The content store (transcript segments, large output) is sealed with
+	// the same key ring.
+	storeDir := t.TempDir()
+	st, err := store.Open(storeDir, store.Options{Keys: keys})
+	require.NoError(t, err)
+	acts := activities.New(c, st, models, tools.NewRegistry(probe, faulty), hooks.NewRegistry())
 	queue := marker("codec-e2e")
 	w := worker.New(c, queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
@@ -167,6 +175,26 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, failed, "the faulty tool's activity failed once")
+
+	// The content store holds the transcript's segments (the system prompt,
+	// the prompt, the answer): every blob at rest is sealed (the flags byte
+	// after the 4-byte magic has the sealed bit) and shows nothing in clear.
+	blobs := 0
+	require.NoError(t, filepath.Walk(storeDir, func(path string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Greater(t, len(data), 5)
+		require.NotZero(t, data[4]&2, "%s is sealed", path)
+		for name, s := range secrets {
+			require.False(t, strings.Contains(string(data), s), "%s is in the content store in clear", name)
+		}
+		blobs++
+		return nil
+	}))
+	require.Greater(t, blobs, 0, "the run stored its transcript's segments")
 
 	// A client without the keys cannot read the result or the events.
 	var noKeys workflows.AgentLoopResult

@@ -114,11 +114,18 @@ func (w *testWorker) everything(t *testing.T, in workflows.AgentLoopInput) map[s
 	runErr := run.Get(ctx, &res)
 	resJSON, _ := json.Marshal(res)
 
-	var events bytes.Buffer
+	var events, resolved bytes.Buffer
 	require.NoError(t, agentclient.Follow(ctx, w.c, run.GetID(), run.GetRunID(), 0, func(e agent.Event) {
 		b, _ := json.Marshal(e)
 		events.Write(b)
 		events.WriteByte('\n')
+	}))
+	// What the content store holds for the run reaches clients through
+	// resolved events: large tool output lives there, not in history.
+	require.NoError(t, agentclient.Watch(ctx, w.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Store: testenv.Store(t)}, func(e agent.Event) {
+		b, _ := json.Marshal(e)
+		resolved.Write(b)
+		resolved.WriteByte('\n')
 	}))
 	state, err := w.c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryState)
 	require.NoError(t, err)
@@ -137,6 +144,7 @@ func (w *testWorker) everything(t *testing.T, in workflows.AgentLoopInput) map[s
 		"history JSON":   string(histJSON),
 		"result":         string(resJSON) + fmt.Sprint(runErr),
 		"events Query":   events.String(),
+		"content store":  resolved.String(),
 		"state Query":    string(st),
 		"worker logs":    w.logs.String(),
 		"decoded result": agent.TextOf(res.Messages[len(res.Messages)-1].Content) + res.Messages[len(res.Messages)-1].ErrorMessage,
@@ -271,5 +279,5 @@ func TestToolsDoNotInheritWorkerSecrets(t *testing.T) {
 	for name, r := range planted {
 		t.Run(name, func(t *testing.T) { requireNoSecret(t, places, "PLANTED-"+r, r) })
 	}
-	require.Contains(t, places["events Query"], "anthropic= codec=", "bash ran and saw empty variables")
+	require.Contains(t, places["content store"], "anthropic= codec=", "bash ran and saw empty variables")
 }
