@@ -1,4 +1,5 @@
-# Shared by scripts/demo and scripts/test: find or install the Temporal CLI.
+# Shared by scripts/demo and scripts/test: find or install the Temporal CLI
+# (and versitygw for the tests).
 # Only `go install` from the module proxy: nothing is downloaded at run time.
 
 TEMPORAL_CLI_MODULE="github.com/temporalio/cli/cmd/temporal@v1.5.1"
@@ -18,6 +19,27 @@ temporal_cli() {
     go install "$TEMPORAL_CLI_MODULE" >&2
   fi
   echo "$bin/temporal"
+}
+
+VERSITYGW_MODULE="github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
+# The S3-compatible server the content store's tests run against
+# (internal/s3server).
+versitygw_bin() {
+  if [ -n "${VERSITYGW:-}" ] && [ -x "$VERSITYGW" ]; then
+    echo "$VERSITYGW"; return
+  fi
+  if command -v versitygw >/dev/null 2>&1; then
+    command -v versitygw; return
+  fi
+  local bin
+  bin="$(go env GOBIN)"
+  [ -n "$bin" ] || bin="$(go env GOPATH)/bin"
+  if [ ! -x "$bin/versitygw" ]; then
+    echo "Installing versitygw ($VERSITYGW_MODULE); the first build takes a minute or two..." >&2
+    go install "$VERSITYGW_MODULE" >&2
+  fi
+  echo "$bin/versitygw"
 }
 
 port_open() {
