@@ -1,0 +1,13 @@
+// Package store keeps large content out of Temporal's history: tool
+// results, model answers and transcript segments are stored once, by the
+// SHA-256 of their bytes, and history holds agent.BlobRef references.
+//
+// Start with content.go (Blobs, and the helpers that replace large content
+// by stubs and back) and store.go (Store: New, Open, Put, Get). A Store
+// keeps its blobs in a Backend (backend.go): a directory (dir.go) or an
+// S3-compatible bucket (s3.go), named by a spec (spec.go). Blobs are
+// gzipped and, given codec keys, encrypted (format.go). Each is stored under
+// the workflow id of the run that wrote it, and Sweep (sweep.go) deletes
+// the content of workflows Temporal no longer has; cmd/content-sweep runs
+// it. Errors (errors.go) separate what a retry can fix from what it cannot.
+package store

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/codec"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Keys encrypt every blob written with the ring's first key and
+	// decrypt with whichever key a blob names. Empty: blobs are stored
+	// unencrypted (and blobs so stored still read once keys are set).
+	Keys codec.Keys
+	// CacheBytes bounds the in-memory cache of plaintext by SHA-256,
+	// filled by Put and Get: 0 means DefaultCacheBytes, negative no cache.
+	// A cached blob is served even after it was deleted from the backend.
+	CacheBytes int
+}
+
+// DefaultCacheBytes is the cache size when Options.CacheBytes is 0.
+const DefaultCacheBytes = 256 << 20
+
+// Store keeps blobs by the SHA-256 of their plaintext in a Backend,
+// compressed and, with keys, encrypted (format.go). Safe for concurrent use.
+type Store struct {
+	backend Backend
+	ring    ring
+	cache   *lru[[]byte] // nil: no cache
+	seen    seenKeys     // keys this process wrote or read: Put skips them
+}
+
+var _ Blobs = (*Store)(nil)
+
+// New returns a store over b.
+func New(b Backend, o Options) (*Store, error) {
+	r, err := newRing(o.Keys)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{backend: b, ring: r, seen: newSeenKeys()}
+	switch {
+	case o.CacheBytes == 0:
+		s.cache = newLRU[[]byte](DefaultCacheBytes)
+	case o.CacheBytes > 0:
+		s.cache = newLRU[[]byte](o.CacheBytes)
+	}
+	return s, nil
+}
+
+// Open returns a store over the backend spec names (see OpenBackend).
+func Open(spec string, o Options) (*Store, error) {
+	b, err := OpenBackend(spec)
+	if err != nil {
+		return nil, err
+	}
+	return New(b, o)
+}
+
+// Name says where the blobs are, for logs.
+func (s *Store) Name() string { return s.backend.Name() }
+
+// Put stores data under scope (the workflow id of the run storing it).
+func (s *Store) Put(ctx context.Context, scope string, data []byte) (agent.BlobRef, error) {
+	sum := sha256.Sum256(data)
+	ref := agent.BlobRef{SHA256: hex.EncodeToString(sum[:]), Size: len(data), Scope: scope}
+	prefix := scopePrefix(scope)
+	key := prefix + "/" + ref.SHA256
+	if s.seen.has(key) {
+		s.remember(ref.SHA256, data)
+		return ref, nil
+	}
+	if isLongPrefix(prefix) && !s.seen.has(prefix+"/"+nameKey) {
+		// The name goes first, so a long scope holding blobs has one.
+		if err := s.backend.Put(ctx, prefix+"/"+nameKey, []byte(scope)); err != nil {
+			return agent.BlobRef{}, &ContentError{Ref: ref, Err: err}
+		}
+		s.seen.add(prefix + "/" + nameKey)
+	}
+	stored, err := s.ring.encode(data)
+	if err != nil {
+		return agent.BlobRef{}, &ContentError{Ref: ref, Err: err}
+	}
+	if err := s.backend.Put(ctx, key, stored); err != nil {
+		return agent.BlobRef{}, &ContentError{Ref: ref, Err: err}
+	}
+	s.seen.add(key)
+	s.remember(ref.SHA256, data)
+	return ref, nil
+}
+
+// Get returns the plaintext ref names, checked against its hash and size.
+func (s *Store) Get(ctx context.Context, ref agent.BlobRef) ([]byte, error) {
+	if !isSHA256(ref.SHA256) || ref.Size < 0 {
+		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w: not a SHA-256 reference", ErrCorrupt)}
+	}
+	if data, ok := s.cached(ref); ok {
+		return data, nil
+	}
+	key := scopePrefix(ref.Scope) + "/" + ref.SHA256
+	stored, err := s.backend.Get(ctx, key)
+	if err != nil {
+		return nil, &ContentError{Ref: ref, Err: err}
+	}
+	plain, err := s.ring.decode(stored, ref.Size)
+	if err != nil {
+		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w (%s)", err, s.backend.Name())}
+	}
+	sum := sha256.Sum256(plain)
+	if got := hex.EncodeToString(sum[:]); got != ref.SHA256 || len(plain) != ref.Size {
+		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w: %s holds %d bytes hashing to sha256:%s",
+			ErrCorrupt, s.backend.Name(), len(plain), got)}
+	}
+	s.seen.add(key)
+	s.remember(ref.SHA256, plain)
+	return plain, nil
+}
+
+// remember caches a copy of data: the caller may reuse its slice.
+func (s *Store) remember(sha string, data []byte) {
+	if s.cache == nil {
+		return
+	}
+	if _, ok := s.cache.get(sha); !ok {
+		s.cache.add(sha, bytes.Clone(data), len(data))
+	}
+}
+
+// cached returns a copy, so that no caller can change what another reads.
+func (s *Store) cached(ref agent.BlobRef) ([]byte, bool) {
+	if s.cache == nil {
+		return nil, false
+	}
+	data, ok := s.cache.get(ref.SHA256)
+	if !ok || len(data) != ref.Size {
+		return nil, false
+	}
+	return bytes.Clone(data), true
+}
