@@ -20,6 +20,8 @@ var Names = []string{
 	"TEMPORAL_CODEC_AUTH",
 	"AGENTLOOP_CODEC_KEYS",
 	"AGENTLOOP_CODEC_TOKEN",
+	"AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN",
 }
 
 // Unset removes every variable in Names from the process environment and
