@@ -160,3 +160,59 @@ func chainRuns(t *testing.T, h *harness, id string, min int) []*workflowpb.Workf
 	}, 10*time.Second, 100*time.Millisecond, "visibility lists every run of %s", id)
 	return runs
 }
+
+// An AgentLoop run of many turns continues as new between turns (here every
+// 100 turns; on a real server also when it suggests it) and ends "stop"; a
+// watcher reads one gap-free stream whose agent_end holds every message of
+// the run, and the result reports the whole run. The 2,000-turn variant is
+// in the bench (go run ./bench content).
+func TestAgentLoopContinuesAsNewWithoutAGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300 turns")
+	}
+	const turns = 300
+	var script []llm.ScriptedResponse
+	for i := 0; i < turns; i++ {
+		script = append(script, answer(text("step"), call(fmt.Sprintf("c%d", i), "tick")))
+	}
+	script = append(script, answer(text("finished")))
+	ticks := 0
+	h := newHarness(t, script, tool("tick", func(context.Context, tools.Call) (agent.ToolResult, error) {
+		ticks++
+		return agent.TextResult(fmt.Sprintf("tock %d", ticks)), nil
+	}))
+	in := h.input("go", "tick")
+	in.ContinueAsNewAfterTurns = 100
+	run := h.start(in)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var seqs []int64
+	var end agent.Event
+	err := agentclient.Watch(ctx, h.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Store: testenv.Store(t)}, func(e agent.Event) {
+		seqs = append(seqs, e.Seq)
+		if e.Type == agent.EventAgentEnd {
+			end = e
+		}
+	})
+	require.NoError(t, err, "the watch ends with the run")
+	for i, s := range seqs {
+		require.EqualValues(t, i+1, s, "event sequence numbers are gap-free across continue-as-new")
+	}
+	require.Len(t, end.Messages, 1+2*turns+1, "agent_end holds every message of the run, those before the seams too")
+	require.Equal(t, "tock 1", agent.TextOf(end.Messages[2].Content))
+	require.Equal(t, "finished", agent.TextOf(end.Messages[len(end.Messages)-1].Content))
+	require.Equal(t, turns, ticks, "no tool call ran twice or was lost at a seam")
+
+	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+	require.Equal(t, agent.StopReasonStop, res.StopReason)
+	require.Equal(t, turns+1, res.Turns)
+	require.Equal(t, "finished", agent.TextOf(res.Messages[len(res.Messages)-1].Content))
+	require.Equal(t, 1+2*turns+1, res.OmittedMessages+len(res.Messages), "the result counts the messages before the last seam")
+
+	runs := chainRuns(t, h, run.GetID(), turns/100+1)
+	for _, r := range runs {
+		t.Logf("run %s: %s, %d events, %d bytes", r.GetExecution().GetRunId(), r.GetStatus(), r.GetHistoryLength(), r.GetHistorySizeBytes())
+		require.Less(t, r.GetHistoryLength(), int64(2000), "each run's history stays short")
+	}
+}
