@@ -57,14 +57,14 @@ func main() {
 	scripted.Add(demo.ModelID, demo.Script())
 	models.Register(llm.ScriptedProviderName, scripted)
 	providers := llm.RegisterFromEnv(models, os.Getenv)
+	st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+	if err != nil {
+		z.Fatal("open content store: " + err.Error())
+	}
 	secretenv.Unset() // every secret has been read: keep them from the tools' commands
 	j, err := journal.OpenJournal(*journalDir)
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
-	}
-	st, err := store.Open(*storeSpec, store.Options{Keys: keys})
-	if err != nil {
-		z.Fatal("open content store: " + err.Error())
 	}
 	acts := activities.New(c, st, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{}))...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
