@@ -16,6 +16,7 @@ import (
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -43,6 +44,11 @@ func newHarness(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *
 
 // newHarnessOn is newHarness on a given client (a server of the test's own).
 func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
+	return newHarnessStore(t, c, testenv.Store(t), script, ts...)
+}
+
+// newHarnessStore is newHarnessOn with a content store of the test's own.
+func newHarnessStore(t *testing.T, c client.Client, st store.Blobs, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
 	t.Helper()
 	h := &harness{t: t, c: c, queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
 	scripted := llm.NewScriptedProvider()
@@ -56,7 +62,7 @@ func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, 
 		}
 		return countingModel{m: m, h: h}, nil
 	}))
-	h.acts = activities.New(h.c, testenv.Store(t), models, tools.NewRegistry(ts...), h.hooks)
+	h.acts = activities.New(h.c, st, models, tools.NewRegistry(ts...), h.hooks)
 	h.acts.HeartbeatInterval = 50 * time.Millisecond // with the throttle below: aborts reach tools fast
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond

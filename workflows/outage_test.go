@@ -1,0 +1,133 @@
+package workflows_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// The content store (a real S3-compatible server) goes away while a tool's
+// 48 KB output waits to be stored: the stage waits and retries, heartbeating,
+// with nothing failed in history; once the store is back the run goes on
+// and ends as if nothing happened, the output whole.
+func TestStoreOutageDuringARun(t *testing.T) {
+	srv := s3server.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	st, err := store.Open(srv.Spec, store.Options{})
+	require.NoError(t, err)
+
+	output := strings.Repeat("forty-eight kilobytes of output\n", 1500)
+	release := make(chan struct{})
+	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
+		answer(text("running it"), call("big", "big")),
+		answer(text("read it all")),
+	}, tool("big", func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
+		select {
+		case <-release:
+			return agent.TextResult(output), nil
+		case <-ctx.Done():
+			return agent.ToolResult{}, ctx.Err()
+		}
+	}))
+	run := h.start(h.input("go", "big"))
+	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+
+	srv.Stop()
+	close(release)
+	// The tool is done; its output cannot be stored. The activity stays
+	// pending on its first attempt (its heartbeats keep it alive) and
+	// nothing fails.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		desc, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		require.NoError(t, err)
+		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
+		pending := desc.GetPendingActivities()
+		require.Len(t, pending, 1)
+		require.EqualValues(t, 1, pending[0].GetAttempt(), "no attempt failed")
+		time.Sleep(200 * time.Millisecond)
+	}
+	srv.Restart()
+
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.Equal(t, "read it all", agent.TextOf(lastMessage(res).Content))
+	last := h.requests[len(h.requests)-1]
+	require.Equal(t, output, agent.TextOf(last.Messages[len(last.Messages)-1].Content), "the model got the whole output")
+
+	events, err := agentclient.Events(context.Background(), h.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	events, err = agentclient.ResolveEvents(context.Background(), st, events)
+	require.NoError(t, err)
+	for _, e := range events {
+		if e.Type == agent.EventToolExecutionEnd {
+			require.Equal(t, output, agent.TextOf(e.Result.Content))
+		}
+	}
+	hist, err := testenv.History(context.Background(), h.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	for _, e := range hist.GetEvents() {
+		require.NotContains(t, []enumspb.EventType{enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+			enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED}, e.GetEventType(), "the outage failed nothing")
+	}
+}
+
+// Content that is gone from the store is a clear, non-retryable error that
+// names its hash, never a silently empty context: the model turn ends the
+// run with it after one attempt.
+func TestMissingContentIsAClearError(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{CacheBytes: -1})
+	require.NoError(t, err)
+	output := strings.Repeat("output that will be lost\n", 2000)
+	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
+		answer(call("big", "big")),
+		answer(text("read it")),
+		answer(text("never sent")),
+	}, tool("big", func(context.Context, tools.Call) (agent.ToolResult, error) {
+		return agent.TextResult(output), nil
+	}))
+	h.acts.NoContextCache = true
+	first := h.start(h.input("go", "big"))
+	var res workflows.AgentLoopResult
+	require.NoError(t, first.Get(context.Background(), &res))
+	stub := res.Messages[2].Content[0]
+	require.NotNil(t, stub.Blob, "the output is a stub in the result")
+
+	// Lose the blob, then continue from the transcript that names it.
+	require.NoError(t, os.Remove(filepath.Join(dir, url.PathEscape(first.GetID()), stub.Blob.SHA256)))
+	in := h.input("and now?", "big")
+	in.Messages = res.Messages
+	second := h.start(in)
+	require.NoError(t, second.Get(context.Background(), &res))
+	require.Equal(t, agent.StopReasonError, res.StopReason)
+	require.Contains(t, res.ErrorMessage, "content sha256:"+stub.Blob.SHA256)
+	require.Contains(t, res.ErrorMessage, "missing from the content store")
+	require.Equal(t, 2, int(h.modelCalls.Load()), "the lost content failed the turn before the model was called, once")
+	hist, err := testenv.History(context.Background(), h.c, second.GetID(), second.GetRunID())
+	require.NoError(t, err)
+	attempts := 0
+	for _, e := range hist.GetEvents() {
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+			attempts = int(a.GetAttempt())
+		}
+	}
+	require.Equal(t, 1, attempts, "not retried")
+}
