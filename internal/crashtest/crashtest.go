@@ -118,14 +118,20 @@ func Scripts() map[string]llm.Script {
 	}
 }
 
-// Models returns a registry with the scripts under provider "scripted".
+// Models returns a registry with the scripts, and the context model, under
+// provider "scripted".
 func Models() *llm.Registry {
 	p := llm.NewScriptedProvider()
 	for id, s := range Scripts() {
 		p.Add(id, s)
 	}
 	r := llm.NewRegistry()
-	r.Register(llm.ScriptedProviderName, p)
+	r.Register(llm.ScriptedProviderName, llm.ProviderFunc(func(id string) (llm.Model, error) {
+		if id == ModelContext {
+			return contextModel{}, nil
+		}
+		return p.Model(id)
+	}))
 	return r
 }
 
@@ -202,7 +208,7 @@ type ToolOptions struct {
 
 // Tools returns the worker's tools: the seven built-ins and slow_read.
 func Tools(o ToolOptions) []tools.Tool {
-	ts := append(tools.Builtins(tools.BuiltinOptions{}), SlowRead{Timeout: o.SlowReadTimeout})
+	ts := append(tools.Builtins(tools.BuiltinOptions{}), SlowRead{Timeout: o.SlowReadTimeout}, BigOutputs{})
 	for i, t := range ts {
 		if t.Definition().Name == tools.BashToolName && o.BashHeartbeat > 0 {
 			def := t.Definition()

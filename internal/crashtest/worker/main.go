@@ -45,6 +45,7 @@ func run() error {
 	pause := flag.Duration("journal-pause", 0, "wait this long after journaling an outcome before reporting it")
 	slowRead := flag.Duration("slow-read-timeout", crashtest.SlowReadTimeout, "slow_read's start-to-close timeout")
 	bashHeartbeat := flag.Duration("bash-heartbeat", 0, "bash's Durability.HeartbeatTimeout (once tools.Durability has it)")
+	readDelay := flag.Duration("store-read-delay", 0, "delay every content store read by this much and note it in dir/"+crashtest.ReadsLog)
 	verbose := flag.Bool("v", false, "log the SDK's warnings")
 	flag.Parse()
 	if *address == "" || *dir == "" {
@@ -74,9 +75,12 @@ func run() error {
 	}
 	hs := hooks.NewRegistry()
 	hs.RegisterBefore(crashtest.BlockHook, crashtest.BlockingHook(*dir, *hookBlock))
-	st, err := store.Open(filepath.Join(*dir, "content"), store.Options{})
-	if err != nil {
+	var st store.Blobs
+	if st, err = store.Open(filepath.Join(*dir, "content"), store.Options{}); err != nil {
 		return err
+	}
+	if *readDelay > 0 {
+		st = crashtest.SlowReads(st, *readDelay, *dir)
 	}
 	acts := activities.New(c, st, crashtest.Models(), tools.NewRegistry(crashtest.Tools(crashtest.ToolOptions{
 		SlowReadTimeout:  *slowRead,
