@@ -43,6 +43,10 @@ type Activities struct {
 	// agent search attributes (AgentStatus, AgentModel, AgentTurns,
 	// AgentCost); upserting unknown ones would fail workflow tasks.
 	SearchAttributes bool
+	// NoOffload keeps large content inline instead of storing it: only
+	// for measuring the alternative design (the SDK's own external
+	// storage, store.SDKDriver) against stubs.
+	NoOffload bool
 	// NoContextCache makes every model turn read its context from the
 	// store's segments, as a worker that never ran the run before does.
 	NoContextCache bool

@@ -66,6 +66,9 @@ const ErrContentUnavailable = "ContentUnavailable"
 // offloadResult stores the large parts of a tool result under the calling
 // workflow's id.
 func (a *Activities) offloadResult(ctx context.Context, r agent.ToolResult) (agent.ToolResult, error) {
+	if a.NoOffload {
+		return r, nil
+	}
 	scope := activity.GetInfo(ctx).WorkflowExecution.ID
 	var out agent.ToolResult
 	err := a.retryStore(ctx, func() (err error) {
@@ -87,6 +90,9 @@ func (a *Activities) resolveResult(ctx context.Context, r agent.ToolResult) (age
 
 // offloadMessage stores the large parts of a message.
 func (a *Activities) offloadMessage(ctx context.Context, m agent.Message) (agent.Message, error) {
+	if a.NoOffload {
+		return m, nil
+	}
 	scope := activity.GetInfo(ctx).WorkflowExecution.ID
 	var out agent.Message
 	err := a.retryStore(ctx, func() (err error) {
