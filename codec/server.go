@@ -27,6 +27,10 @@ type HandlerOptions struct {
 	// AllowedOrigins are the browser origins (the Web UI's, such as
 	// http://localhost:8233) that may call the server; "*" allows any.
 	AllowedOrigins []string
+	// After are codecs that decode after decryption (and encode before
+	// encryption), such as the content store's expander, which shows the
+	// content behind stubs. With them, Keys may be empty.
+	After []converter.PayloadCodec
 }
 
 // ErrNoToken is NewHandler's answer to a handler with neither a token nor
@@ -39,17 +43,22 @@ var ErrNoToken = errors.New("codec server: no token configured (set " + EnvToken
 // CLI's --codec-endpoint), behind a bearer-token check, with CORS for the
 // allowed origins.
 func NewHandler(o HandlerOptions) (http.Handler, error) {
-	if o.Keys.Empty() {
+	if o.Keys.Empty() && len(o.After) == 0 {
 		return nil, errors.New("codec server: no key (set " + EnvKeys + ")")
 	}
 	if o.Token == "" && !o.AllowUnauthenticated {
 		return nil, ErrNoToken
 	}
-	c, err := NewCodec(o.Keys)
-	if err != nil {
-		return nil, err
+	var codecs []converter.PayloadCodec
+	if !o.Keys.Empty() {
+		c, err := NewCodec(o.Keys)
+		if err != nil {
+			return nil, err
+		}
+		codecs = append(codecs, c)
 	}
-	h := &handler{codec: converter.NewPayloadCodecHTTPHandler(c), origins: map[string]bool{}}
+	codecs = append(codecs, o.After...)
+	h := &handler{codec: converter.NewPayloadCodecHTTPHandler(codecs...), origins: map[string]bool{}}
 	if o.Token != "" {
 		sum := sha256.Sum256([]byte(o.Token))
 		h.tokenHash = sum[:]

@@ -6,7 +6,9 @@
 //
 // It refuses to start without AGENTLOOP_CODEC_TOKEN unless
 // -allow-unauthenticated is given, since anyone who reaches it can decrypt
-// every payload.
+// every payload. With -store (default $AGENTLOOP_STORE) it also shows the
+// content that history holds as stubs (tool output, long answers), read
+// from the workers' content store; it then runs without keys too.
 package main
 
 import (
@@ -23,7 +25,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/converter"
+
 	"github.com/durable-agents/agentloop/codec"
+	"github.com/durable-agents/agentloop/store"
 )
 
 func main() {
@@ -40,6 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	uiOrigin := fs.String("ui-origin", "http://localhost:8233", "Web UI origin(s) allowed by CORS, comma-separated")
 	allowUnauth := fs.Bool("allow-unauthenticated", false, "serve without "+codec.EnvToken+" (anyone who reaches the server can decrypt)")
 	newKey := fs.String("new-key", "", "print a new random key with this id (id:base64) and exit")
+	storeSpec := fs.String("store", getenv(store.EnvStore), "the workers' content store, to show the content behind stubs (default $"+store.EnvStore+")")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,18 +59,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 0
 	}
 	keys, err := codec.KeysFromEnv(getenv)
-	if err == nil && keys.Empty() {
-		err = errors.New("no key: set " + codec.EnvKeys + ` ("id:base64key,..."; make one with -new-key ID)`)
+	if err == nil && keys.Empty() && *storeSpec == "" {
+		err = errors.New("no key: set " + codec.EnvKeys + ` ("id:base64key,..."; make one with -new-key ID), or -store to show stored content`)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "codec-server:", err)
 		return 2
+	}
+	var after []converter.PayloadCodec
+	if *storeSpec != "" {
+		st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+		if err != nil {
+			fmt.Fprintln(stderr, "codec-server:", err)
+			return 2
+		}
+		after = append(after, store.Expander{Blobs: st})
 	}
 	h, err := codec.NewHandler(codec.HandlerOptions{
 		Keys:                 keys,
 		Token:                getenv(codec.EnvToken),
 		AllowUnauthenticated: *allowUnauth,
 		AllowedOrigins:       strings.Split(*uiOrigin, ","),
+		After:                after,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "codec-server: %v; or pass -allow-unauthenticated on a trusted loopback address\n", err)
@@ -82,8 +98,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	mux.Handle("/", h)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
-	fmt.Fprintf(stderr, "codec-server: serving on http://%s (keys %s, encrypting with %s; CORS for %s; token %s)\n",
-		ln.Addr(), keys, keys.Active().ID(), *uiOrigin, map[bool]string{true: "required", false: "NOT required"}[getenv(codec.EnvToken) != ""])
+	encrypting := "no keys"
+	if !keys.Empty() {
+		encrypting = fmt.Sprintf("keys %s, encrypting with %s", keys, keys.Active().ID())
+	}
+	fmt.Fprintf(stderr, "codec-server: serving on http://%s (%s; content store %q; CORS for %s; token %s)\n",
+		ln.Addr(), encrypting, *storeSpec, *uiOrigin, map[bool]string{true: "required", false: "NOT required"}[getenv(codec.EnvToken) != ""])
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

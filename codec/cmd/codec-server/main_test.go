@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/codec"
+	"github.com/durable-agents/agentloop/store"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -98,4 +102,53 @@ func TestServes(t *testing.T) {
 			require.NotContains(t, stderr.String(), strings.TrimPrefix(key, "k9:"), "the key is never printed")
 		})
 	}
+}
+
+// With -store and no keys, the server shows the content behind the stubs
+// of unencrypted payloads (the Web UI of a run without encryption).
+func TestServesStoredContent(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{})
+	require.NoError(t, err)
+	output := strings.Repeat("stored output line\n", 300)
+	ref, err := st.Put(context.Background(), "wf", []byte(`{"type":"text","text":`+strconvQuote(output)+`}`))
+	require.NoError(t, err)
+	stub, _ := json.Marshal(map[string]any{"content": []any{agent.StubContent(agent.ContentText, ref)}})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	var stderr bytes.Buffer
+	go run(ctx, []string{"-listen", "127.0.0.1:0", "-allow-unauthenticated", "-store", dir}, envOf(nil), io.Discard, &stderr, func(a string) { addr <- a })
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not serving: %s", stderr.String())
+	}
+	body, _ := json.Marshal(map[string]any{"payloads": []any{map[string]any{
+		"metadata": map[string]string{"encoding": base64.StdEncoding.EncodeToString([]byte("json/plain"))},
+		"data":     base64.StdEncoding.EncodeToString(stub),
+	}}})
+	resp, err := http.Post(base+"/decode", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out struct {
+		Payloads []struct {
+			Data []byte `json:"data"`
+		} `json:"payloads"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	var decoded struct {
+		Content []agent.Content `json:"content"`
+	}
+	require.NoError(t, json.Unmarshal(out.Payloads[0].Data, &decoded))
+	require.Equal(t, output, decoded.Content[0].Text)
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
