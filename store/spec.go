@@ -93,3 +93,17 @@ func parseS3Spec(spec string) (S3Config, error) {
 	}
 	return cfg, nil
 }
+
+// DefaultSpec is the store a worker or client uses when told none:
+// $AGENTLOOP_STORE, else a directory in the user's state directory, which
+// survives the process (a single host's workers and clients share it).
+func DefaultSpec() string {
+	if v := os.Getenv(EnvStore); v != "" {
+		return v
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "agentloop-content")
+	}
+	return filepath.Join(home, ".local", "state", "agentloop", "content")
+}

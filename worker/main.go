@@ -34,7 +34,7 @@ func main() {
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
 	journalDir := flag.String("tool-journal", stateDir("tool-journal"), "where single-attempt tools (bash, write) record their outcomes, so a run can recover one whose worker was lost")
-	storeSpec := flag.String("store", envOr("AGENTLOOP_STORE", stateDir("content")), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
+	storeSpec := flag.String("store", store.DefaultSpec(), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
 	flag.Parse()
@@ -110,11 +110,4 @@ func stateDir(name string) string {
 		return filepath.Join(os.TempDir(), "agentloop-"+name)
 	}
 	return filepath.Join(home, ".local", "state", "agentloop", name)
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -50,7 +50,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	watchErr := make(chan error, 1)
 	go func() {
 		p := &agentclient.Printer{W: e.out}
-		watchErr <- agentclient.Watch(ctx, e.c, id, "", agentclient.WatchOptions{After: st.LastEvent, Live: true, DataConverter: e.dc},
+		watchErr <- agentclient.Watch(ctx, e.c, id, "", e.watchOptions(st.LastEvent),
 			func(ev agent.Event) {
 				p.Print(ev)
 				if ev.Type == agent.EventApprovalRequest {

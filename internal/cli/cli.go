@@ -19,6 +19,7 @@ import (
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/logging"
 	"github.com/durable-agents/agentloop/internal/temporalenv"
+	"github.com/durable-agents/agentloop/store"
 )
 
 // Usage lists the commands.
@@ -51,6 +52,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
 	address := fs.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
 	namespace := fs.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
+	storeSpec := fs.String("store", store.DefaultSpec(), "the workers' content store, where large tool output and answers are read from (default $AGENTLOOP_STORE)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,7 +63,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	logger, _ := logging.New("warn", false)
-	opts, _, err := temporalenv.Connection(*address, *namespace)
+	opts, keys, err := temporalenv.Connection(*address, *namespace)
 	if err != nil {
 		fmt.Fprintln(stderr, "starter:", err)
 		return 1
@@ -74,7 +76,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.Close()
-	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter}
+	st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+	if err != nil {
+		fmt.Fprintln(stderr, "starter: content store:", err)
+		return 1
+	}
+	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter, store: st}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	commands := map[string]func(context.Context, []string) error{
 		"run":       env.run,
@@ -109,10 +116,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 type env struct {
-	c   client.Client
-	out io.Writer
-	err io.Writer
-	dc  converter.DataConverter
+	c     client.Client
+	out   io.Writer
+	err   io.Writer
+	dc    converter.DataConverter
+	store store.Blobs
+}
+
+// watchOptions are the options of every watch: live deltas, decoded as the
+// worker encodes them, large content read from the content store.
+func (e *env) watchOptions(after int64) agentclient.WatchOptions {
+	return agentclient.WatchOptions{After: after, Live: true, DataConverter: e.dc, Store: e.store}
 }
 
 func (e *env) watch(ctx context.Context, args []string) error {
@@ -123,7 +137,7 @@ func (e *env) watch(ctx context.Context, args []string) error {
 		return err
 	}
 	p := &agentclient.Printer{W: e.out, JSON: *asJSON}
-	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", agentclient.WatchOptions{After: *after, Live: true, DataConverter: e.dc}, p.Print)
+	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", e.watchOptions(*after), p.Print)
 }
 
 func (e *env) steer(ctx context.Context, args []string) error {

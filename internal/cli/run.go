@@ -106,7 +106,7 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 		}
 	}
 	p := &agentclient.Printer{W: e.out, JSON: asJSON}
-	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true, DataConverter: e.dc}, p.Print); err != nil {
+	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), e.watchOptions(0), p.Print); err != nil {
 		return err
 	}
 	var res workflows.AgentLoopResult

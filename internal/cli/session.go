@@ -185,7 +185,7 @@ func (e *env) watchRun(ctx context.Context, id string, after int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := &agentclient.Printer{W: e.out}
-	err := agentclient.Watch(ctx, e.c, id, "", agentclient.WatchOptions{After: after, Live: true, DataConverter: e.dc}, func(ev agent.Event) {
+	err := agentclient.Watch(ctx, e.c, id, "", e.watchOptions(after), func(ev agent.Event) {
 		p.Print(ev)
 		if ev.Type == agent.EventApprovalRequest {
 			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)
