@@ -21,11 +21,18 @@ type turnContext struct {
 	resolved []agent.Message
 }
 
+// size is what the context holds in memory: the stubs and the content
+// behind them, counted from the stubs' sizes (no encoding per turn).
 func (c turnContext) size() int {
 	n := c.t.Size()
-	for _, m := range c.resolved {
-		if store.HasStubs(m) {
-			n += jsonSize(m)
+	for _, m := range c.t.Messages {
+		for _, b := range m.Content {
+			if b.Blob != nil {
+				n += b.Blob.Size
+			}
+		}
+		if ref, ok := agent.DetailsBlob(m.Details); ok {
+			n += ref.Size
 		}
 	}
 	return n
