@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -50,7 +51,9 @@ func StubDetails(ref BlobRef) json.RawMessage {
 
 // DetailsBlob returns the reference of stub details.
 func DetailsBlob(d json.RawMessage) (BlobRef, bool) {
-	if len(d) < len(BlobKey)+4 || d[0] != '{' {
+	// Stub details are exactly {"$blob":{...}} (StubDetails writes them):
+	// anything else is told apart without decoding it.
+	if len(d) < len(BlobKey)+4 || !bytes.HasPrefix(bytes.TrimLeft(d, " \t\r\n"), []byte(`{"`+BlobKey+`"`)) {
 		return BlobRef{}, false
 	}
 	var stub map[string]json.RawMessage
