@@ -3,6 +3,9 @@
 //	go run ./bench stream     live streaming latency: provider chunk to client
 //	go run ./bench history    history bytes per turn of a 200-turn run
 //	go run ./bench session    a session's loop inline or as a child per prompt
+//	go run ./bench content    large tool output: a 1,000-prompt session, a
+//	                          2,000-turn run, 50 sessions on one worker,
+//	                          stubs against the SDK's external storage
 //	go run ./bench loop       the workflow against pi's own loop (bench/pi) on
 //	                          the scenarios in bench/scenarios, the floor round
 //	                          trip, 200 concurrent runs, replay; see loop.go
@@ -40,6 +43,10 @@ func main() {
 		err = benchHistory(ctx, os.Args[2:])
 	case "session":
 		err = benchSession(ctx, os.Args[2:])
+	case "content":
+		err = benchContent(ctx, os.Args[2:])
+	case "contentworker":
+		err = runContentWorker(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
