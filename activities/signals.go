@@ -10,42 +10,115 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/store"
 )
 
-// maxPendingUpdates bounds the partial results waiting to be signalled. A
-// partial result replaces the previous one (bash sends its whole tail each
-// time), so when a tool outpaces the signals the oldest waiting ones are
-// dropped and only counted.
-const maxPendingUpdates = 16
+// Partial results in history. Every partial result of a running tool
+// reaches watchers at once through the activity's heartbeat details
+// (toolprogress.go), which never enter history. The durable event log
+// keeps pi's tool_execution_update events too, in pi's order, but
+// coalesced and capped per call, so that a tool printing for hours can
+// neither fill its run's history nor use up the server's signal limit
+// (10,000 a run, after which steer and abort are refused as well):
+//
+//   - Partial results go to the workflow as toolUpdate signals, one in
+//     flight at a time, in order; a signal carries every partial result
+//     queued since the one before, each with its offset from the call's
+//     start.
+//   - The first burstSignals signals of a call go as fast as round trips
+//     allow, each with up to maxPendingUpdates partial results (older
+//     ones are dropped and counted): short tools, and pi's conformance
+//     scenarios, keep every partial result they emit.
+//   - After that, at most one signal every slowSignalInterval, carrying
+//     only the latest partial result; the ones it replaces are dropped and
+//     counted (ToolUpdate.Dropped).
+//   - At most maxSignalsPerCall signals per call: once all but one have
+//     gone, nothing more is signalled until the end.
+//   - When the tool returns, the latest partial result not yet signalled
+//     is always sent, and before the activity completes, so that it
+//     precedes the result in history.
+//   - Text and image blocks and details over store.InlineLimit (2 KB) go
+//     to the content store before they are signalled; history holds stubs.
+//
+// So a call adds at most maxSignalsPerCall signals: one that runs for
+// hours adds about one every 5 s for its first 15 minutes, then none until
+// its end. A bash command's partial result (the tail of its output, up to
+// 50 KB) costs a signal about 600 bytes once stored.
+const (
+	// burstSignals is how many signals of a call go as fast as round trips
+	// allow.
+	burstSignals = 16
+	// maxPendingUpdates is how many partial results one signal of the
+	// burst carries at most.
+	maxPendingUpdates = 16
+	// slowSignalInterval is the least time between two signals of a call
+	// after the burst.
+	slowSignalInterval = 5 * time.Second
+	// maxSignalsPerCall bounds the signals of one call, the end's included.
+	maxSignalsPerCall = 200
+)
 
-// signalTimeout bounds one signal to the tool's own workflow.
-const signalTimeout = 30 * time.Second
+// signalTimeout bounds one signal to the tool's own workflow, and
+// offloadTimeout storing one signal's partial results.
+const (
+	signalTimeout  = 30 * time.Second
+	offloadTimeout = 10 * time.Second
+)
 
-// updateSender delivers a tool's partial results to its workflow as
-// SignalToolUpdate signals, in order, one signal in flight at a time so a
-// chatty tool costs one history event per round trip rather than one per
-// update.
+// updateSender delivers a tool's partial results to its workflow under the
+// policy above.
 type updateSender struct {
-	c      client.Client
-	info   activity.Info
-	callID string
-	start  time.Time
-	logger log.Logger
+	callID  string
+	attempt int32
+	start   time.Time
+	// offload and signal store a signal's large content and send it;
+	// tests of the policy replace them.
+	offload func(ToolUpdate) ToolUpdate
+	signal  func(ToolUpdate)
 
-	mu      sync.Mutex
-	pending []agent.ToolResult
-	offsets []time.Duration
-	dropped int
-	wake    chan struct{}
-	closed  bool
-	done    chan struct{}
+	mu       sync.Mutex
+	pending  []agent.ToolResult
+	offsets  []time.Duration
+	dropped  int
+	sent     int       // signals taken so far
+	lastSent time.Time // when the last one was taken
+	closed   bool
+	wake     chan struct{}
+	done     chan struct{}
 }
 
-func newUpdateSender(c client.Client, info activity.Info, callID string, start time.Time, logger log.Logger) *updateSender {
-	u := &updateSender{c: c, info: info, callID: callID, start: start, logger: logger,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newUpdateSender(c client.Client, st store.Blobs, info activity.Info, callID string, start time.Time, logger log.Logger) *updateSender {
+	u := newUpdateQueue(callID, info.Attempt, start)
+	scope := info.WorkflowExecution.ID
+	u.offload = func(update ToolUpdate) ToolUpdate { return offloadUpdate(st, scope, update, logger) }
+	u.signal = func(update ToolUpdate) {
+		// A background context: the updates must arrive even while the
+		// activity is being cancelled, since the tool's final result
+		// follows them.
+		ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
+		defer cancel()
+		err := c.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, SignalToolUpdate, update)
+		if err != nil {
+			logger.Warn("Tool update not delivered", "ToolCallID", callID, "Error", err)
+		}
+	}
 	go u.loop()
 	return u
+}
+
+// partialStore is where signalled partial results keep their large
+// content: none when the worker keeps content inline (NoOffload).
+func (a *Activities) partialStore() store.Blobs {
+	if a.NoOffload {
+		return nil
+	}
+	return a.Store
+}
+
+// newUpdateQueue returns a sender that sends nothing until its loop runs.
+func newUpdateQueue(callID string, attempt int32, start time.Time) *updateSender {
+	return &updateSender{callID: callID, attempt: attempt, start: start,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // send queues a partial result stamped with the wall clock; it never
@@ -53,7 +126,9 @@ func newUpdateSender(c client.Client, info activity.Info, callID string, start t
 func (u *updateSender) send(r agent.ToolResult) { u.sendAt(r, time.Since(u.start)) }
 
 // sendAt queues a partial result emitted at the given offset from the
-// call's start, in a tool's simulated time (tools.Call.UpdateAt).
+// call's start, in a tool's simulated time (tools.Call.UpdateAt). A
+// partial result replaces the one before (bash sends its whole tail each
+// time), so when too many wait the oldest are dropped and only counted.
 func (u *updateSender) sendAt(r agent.ToolResult, at time.Duration) {
 	r = capResult(r)
 	u.mu.Lock()
@@ -63,7 +138,11 @@ func (u *updateSender) sendAt(r agent.ToolResult, at time.Duration) {
 	}
 	u.pending = append(u.pending, r)
 	u.offsets = append(u.offsets, at)
-	if n := len(u.pending) - maxPendingUpdates; n > 0 {
+	limit := maxPendingUpdates
+	if u.sent >= burstSignals {
+		limit = 1
+	}
+	if n := len(u.pending) - limit; n > 0 {
 		u.dropped += n
 		u.pending = append([]agent.ToolResult(nil), u.pending[n:]...)
 		u.offsets = append([]time.Duration(nil), u.offsets[n:]...)
@@ -77,6 +156,12 @@ func (u *updateSender) sendAt(r agent.ToolResult, at time.Duration) {
 // close sends what is still queued and waits for it, so every update is in
 // history before the activity's result.
 func (u *updateSender) close(ctx context.Context) {
+	u.finish()
+	<-u.done
+}
+
+// finish closes the queue: what is queued goes at once, the policy aside.
+func (u *updateSender) finish() {
 	u.mu.Lock()
 	u.closed = true
 	u.mu.Unlock()
@@ -84,42 +169,80 @@ func (u *updateSender) close(ctx context.Context) {
 	case u.wake <- struct{}{}:
 	default:
 	}
-	<-u.done
 }
 
 func (u *updateSender) loop() {
 	defer close(u.done)
-	for range u.wake {
-		closed := u.flush()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		update, ok, wait, closed := u.next(time.Now())
+		if ok {
+			u.signal(u.offload(update))
+			continue
+		}
 		if closed {
-			u.flush()
 			return
+		}
+		var timeout <-chan time.Time
+		if wait > 0 {
+			t.Reset(wait)
+			timeout = t.C
+		}
+		select {
+		case <-u.wake:
+		case <-timeout:
 		}
 	}
 }
 
-// flush signals what is queued and reports whether the sender is closed.
-func (u *updateSender) flush() (closed bool) {
+// next takes the signal the policy lets go at now, if any. Otherwise wait
+// is how long until one may go (zero: when a partial result or the close
+// comes), and closed says the sender is closed and has nothing left.
+func (u *updateSender) next(now time.Time) (update ToolUpdate, ok bool, wait time.Duration, closed bool) {
 	u.mu.Lock()
-	update := ToolUpdate{ToolCallID: u.callID, Attempt: u.info.Attempt, Results: u.pending, Offsets: u.offsets, Dropped: u.dropped}
-	closed = u.closed
-	u.pending, u.offsets, u.dropped = nil, nil, 0
-	u.mu.Unlock()
-	if len(update.Results) > 0 {
-		u.signal(update)
+	defer u.mu.Unlock()
+	if len(u.pending) == 0 {
+		return ToolUpdate{}, false, 0, u.closed
 	}
-	return closed
+	if !u.closed {
+		if u.sent >= maxSignalsPerCall-1 {
+			return ToolUpdate{}, false, 0, false
+		}
+		if u.sent >= burstSignals {
+			if wait := u.lastSent.Add(slowSignalInterval).Sub(now); wait > 0 {
+				return ToolUpdate{}, false, wait, false
+			}
+		}
+	}
+	update = ToolUpdate{ToolCallID: u.callID, Attempt: u.attempt, Results: u.pending, Offsets: u.offsets, Dropped: u.dropped}
+	u.pending, u.offsets, u.dropped = nil, nil, 0
+	u.sent++
+	u.lastSent = now
+	return update, true, 0, false
 }
 
-func (u *updateSender) signal(update ToolUpdate) {
-	// A background context: the updates must arrive even while the activity
-	// is being cancelled, since the tool's final result follows them.
-	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
-	defer cancel()
-	err := u.c.SignalWorkflow(ctx, u.info.WorkflowExecution.ID, u.info.WorkflowExecution.RunID, SignalToolUpdate, update)
-	if err != nil {
-		u.logger.Warn("Tool update not delivered", "ToolCallID", u.callID, "Error", err)
+// offloadUpdate stores the large content of a signal's partial results.
+// When the store does not answer, a partial result keeps only the end of
+// its text that fits inline: history stays small, and watchers have the
+// whole of it live.
+func offloadUpdate(st store.Blobs, scope string, update ToolUpdate, logger log.Logger) ToolUpdate {
+	if st == nil {
+		return update
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), offloadTimeout)
+	defer cancel()
+	results := make([]agent.ToolResult, len(update.Results))
+	for i, r := range update.Results {
+		stored, err := store.OffloadResult(ctx, st, scope, r)
+		if err != nil {
+			logger.Warn("Partial result not stored; signalling its tail", "ToolCallID", update.ToolCallID, "Error", err)
+			stored = tailResult(r, store.InlineLimit)
+		}
+		results[i] = stored
+	}
+	update.Results = results
+	return update
 }
 
 // runControl lets a tool steer, follow up or abort its own run, through the

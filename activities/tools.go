@@ -67,19 +67,23 @@ func immediate(text string) PrepareOutput {
 	return PrepareOutput{Immediate: true, Result: capResult(agent.ErrorResult(text)), IsError: true}
 }
 
-// ExecuteToolCall runs the tool. Its partial results go to the workflow as
-// signals, all sent before this activity completes so that they precede its
-// result in history. A tool error is an error result (pi's throw); only a
-// tools.Fault fails the activity, for Temporal to retry.
+// ExecuteToolCall runs the tool. Its partial results reach watchers live
+// in the heartbeat details (toolprogress.go) and go to the workflow as
+// signals, coalesced (signals.go), all sent before this activity completes
+// so that they precede its result in history. A tool error is an error
+// result (pi's throw); only a tools.Fault fails the activity, for Temporal
+// to retry.
 func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
 	tool, ok := a.Tools.Get(in.ToolName)
 	if !ok {
 		return ExecuteOutput{}, temporal.NewNonRetryableApplicationError("unknown tool "+in.ToolName, ErrUnknownTool, nil)
 	}
 	info := activity.GetInfo(ctx)
-	stopHeartbeat := a.heartbeatUntilDone(ctx)
-	defer stopHeartbeat()
-	toolCtx, cancel := abortable(ctx, in.Aborted)
+	// The heartbeat carries the tool's latest partial result to watchers
+	// and brings back an abort, which cancels liveCtx.
+	liveCtx, progress := a.startToolHeartbeat(ctx, in.ToolCallID)
+	defer progress.close()
+	toolCtx, cancel := abortable(liveCtx, in.Aborted)
 	defer cancel()
 	runKey := fmt.Sprintf("%s/%s/%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, in.AgentRun)
 	defer a.tools.add(runKey, cancel)()
@@ -93,15 +97,15 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	}
 	start := time.Now()
 	var reported *time.Duration
-	updates := newUpdateSender(a.Client, info, in.ToolCallID, start, activity.GetLogger(ctx))
+	updates := newUpdateSender(a.Client, a.partialStore(), info, in.ToolCallID, start, activity.GetLogger(ctx))
 	call := tools.Call{
 		ID:             in.ToolCallID,
 		Name:           in.ToolName,
 		Args:           in.Args,
 		Workspace:      workspace,
 		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, in.ToolCallID, info.WorkflowExecution.RunID, info.ActivityID),
-		Update:         updates.send,
-		UpdateAt:       updates.sendAt,
+		Update:         func(r agent.ToolResult) { progress.update(r); updates.send(r) },
+		UpdateAt:       func(r agent.ToolResult, at time.Duration) { progress.update(r); updates.sendAt(r, at) },
 		Run:            runControl{a: a, info: info, cancelTools: func() { a.tools.cancel(runKey) }},
 		ReportDuration: func(d time.Duration) { reported = &d },
 	}
