@@ -11,7 +11,10 @@ import (
 
 // Printer writes events for a person at a terminal, or as JSON lines.
 // Live deltas (message_update) are written as they come, on one line per
-// content block.
+// content block. A tool call's partial results are written from the live
+// stream once it has shown one for the call, else from the durable log,
+// so that the same output is not written twice; a partial result without
+// text is not written at all.
 type Printer struct {
 	W    io.Writer
 	JSON bool
@@ -22,6 +25,9 @@ type Printer struct {
 	shown    map[int]string // text shown live, by content block
 	block    int            // content block being shown live, -1 for none
 	attempt  int32          // attempt of the live deltas shown
+
+	liveTools map[string]bool   // calls whose partial results come live
+	partials  map[string]string // the partial result last shown, by call
 }
 
 // Print writes one event.
@@ -35,6 +41,10 @@ func (p *Printer) Print(e agent.Event) {
 	case agent.EventMessageUpdate:
 		p.delta(e)
 		return
+	case agent.EventToolExecutionUpdate:
+		if !p.newPartial(e) {
+			return
+		}
 	case agent.EventMessageStart:
 		p.streamed, p.block, p.attempt, p.shown = false, -1, 0, map[int]string{}
 	case agent.EventMessageEnd:
@@ -55,10 +65,14 @@ func (p *Printer) Print(e agent.Event) {
 		args, _ := json.Marshal(e.Args)
 		fmt.Fprintf(p.W, "%4d   ⚙ %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(string(args)))
 	case agent.EventToolExecutionUpdate:
-		if e.PartialResult != nil {
-			fmt.Fprintf(p.W, "%4d   … %s %s\n", e.Seq, e.ToolCallID, p.cut(agent.TextOf(e.PartialResult.Content)))
+		seq := fmt.Sprintf("%4d", e.Seq)
+		if e.Seq == 0 {
+			seq = "    " // live: not in the log
 		}
+		fmt.Fprintf(p.W, "%s   … %s %s\n", seq, e.ToolCallID, p.partials[e.ToolCallID])
 	case agent.EventToolExecutionEnd:
+		delete(p.liveTools, e.ToolCallID)
+		delete(p.partials, e.ToolCallID)
 		mark, text := "✓", ""
 		if e.IsError {
 			mark = "✗"
@@ -75,6 +89,31 @@ func (p *Printer) Print(e agent.Event) {
 	case agent.EventAgentEnd:
 		fmt.Fprintf(p.W, "%4d ■ agent end (%d new messages)\n", e.Seq, len(e.Messages))
 	}
+}
+
+// newPartial says whether a tool_execution_update is to be written, and
+// keeps the text to write: the end of the partial result's text (the
+// newest output), when there is any and it is not what was last written
+// for the call. Once a live one came for a call, the durable ones are
+// skipped: they repeat what the live stream showed.
+func (p *Printer) newPartial(e agent.Event) bool {
+	if e.PartialResult == nil {
+		return false
+	}
+	if p.liveTools == nil {
+		p.liveTools, p.partials = map[string]bool{}, map[string]string{}
+	}
+	if e.Seq == 0 {
+		p.liveTools[e.ToolCallID] = true
+	} else if p.liveTools[e.ToolCallID] {
+		return false
+	}
+	text := p.cutTail(agent.TextOf(e.PartialResult.Content))
+	if text == "" || text == p.partials[e.ToolCallID] {
+		return false
+	}
+	p.partials[e.ToolCallID] = text
+	return true
 }
 
 // delta writes a live text or thinking delta.
@@ -163,13 +202,27 @@ func (p *Printer) message(seq int64, m *agent.Message) {
 }
 
 func (p *Printer) cut(s string) string {
-	w := p.Width
-	if w <= 0 {
-		w = 200
-	}
+	w := p.width()
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > w {
 		return string(r[:w-1]) + "…"
 	}
 	return s
+}
+
+// cutTail is cut keeping the end of s.
+func (p *Printer) cutTail(s string) string {
+	w := p.width()
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > w {
+		return "…" + string(r[len(r)-w+1:])
+	}
+	return s
+}
+
+func (p *Printer) width() int {
+	if p.Width <= 0 {
+		return 200
+	}
+	return p.Width
 }
