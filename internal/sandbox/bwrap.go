@@ -1,0 +1,244 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Paths inside a bwrap sandbox.
+const (
+	bwrapTmp  = "/tmp"
+	bwrapHome = "/tmp/home"
+)
+
+// useBwrap finds bwrap and runs `true` under the flags every command gets.
+func (s *Sandbox) useBwrap() error {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return errors.New("bwrap: not installed (Debian and Ubuntu: apt-get install bubblewrap)")
+	}
+	s.bwrap, s.mode = path, Bwrap
+	if err := s.probe(); err != nil {
+		s.bwrap, s.mode = "", ""
+		return fmt.Errorf("bwrap: %v", err)
+	}
+	s.version = bwrapVersion(path)
+	return nil
+}
+
+// probe runs `true` in a throwaway workspace and wants it to exit 0.
+func (s *Sandbox) probe() error {
+	ws, err := os.MkdirTemp("", "agentloop-sandbox-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ws)
+	out, err := os.CreateTemp("", "agentloop-sandbox-probe-out-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	shell := "/bin/sh"
+	p, err := s.Start(Spec{Shell: shell, Command: "exit 0", Dir: ws, Output: out})
+	if err != nil {
+		return err
+	}
+	exit, err := p.Wait()
+	msg, _ := os.ReadFile(out.Name())
+	if err == nil && (exit.Code != 0 || exit.Signal != 0) {
+		err = fmt.Errorf("a command that exits 0 ended with %+v", exit)
+	}
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// bwrapArgs are bwrap's arguments for one command. Mounts apply in order:
+// the system read-only, masks over hidden paths inside it, a fresh /dev,
+// /proc of the new pid namespace, a private /tmp holding HOME, the
+// workspace read-write, and masks over hidden paths inside the workspace.
+func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
+	a := []string{
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--disable-userns", "--cap-drop", "ALL",
+		// The command gets a session and process group of its own (the
+		// worker signals it), and dies with the thread that started bwrap.
+		"--new-session", "--die-with-parent",
+		"--json-status-fd", "3", "--block-fd", "4",
+	}
+	if !spec.Network {
+		a = append(a, "--unshare-net")
+	}
+	for _, dir := range s.system {
+		if s.isHidden(dir) {
+			continue
+		}
+		if target, err := os.Readlink(dir); err == nil {
+			a = append(a, "--symlink", target, dir) // /bin -> usr/bin
+			continue
+		}
+		a = append(a, "--ro-bind", dir, dir)
+		a = s.masks(a, dir, ws)
+	}
+	a = append(a, "--dev", "/dev", "--proc", "/proc",
+		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
+		"--bind", ws, ws)
+	a = s.masks(a, ws, ws)
+	return append(a, "--chdir", ws, "--", spec.Shell, "-c", spec.Command)
+}
+
+// masks covers each hidden path inside dir: a directory with an empty
+// tmpfs that may be crossed but not listed (a workspace below it stays
+// reachable), a file with an empty file nobody may read.
+func (s *Sandbox) masks(a []string, dir, ws string) []string {
+	for _, h := range s.hiddenWithin(dir, ws) {
+		info, err := os.Stat(h)
+		switch {
+		case err != nil:
+		case info.IsDir():
+			a = append(a, "--perms", "0111", "--size", "4096", "--tmpfs", h)
+		default:
+			a = append(a, "--ro-bind", maskFile(), h)
+		}
+	}
+	return a
+}
+
+var (
+	maskOnce sync.Once
+	maskPath string
+)
+
+// maskFile is an empty file with no permissions, bound over hidden files
+// so that reading one fails ("Permission denied") instead of returning
+// nothing.
+func maskFile() string {
+	maskOnce.Do(func() {
+		f, err := os.CreateTemp("", "agentloop-sandbox-mask-")
+		if err != nil {
+			maskPath = "/dev/null"
+			return
+		}
+		f.Close()
+		os.Chmod(f.Name(), 0)
+		maskPath = f.Name()
+	})
+	return maskPath
+}
+
+// startBwrap starts bwrap, reads the pid of the sandbox's first process,
+// sets the limits on it while it waits on --block-fd, then lets it run
+// the command. That process's pid is the command's process group
+// (--new-session); bwrap itself stays outside it, so a SIGTERM to the
+// group reaches the command without taking the sandbox down, exactly as
+// without a sandbox.
+func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error) {
+	ws, err := filepath.EvalSymlinks(spec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	proxyURL, err := s.restrictNetwork(spec.Network)
+	if err != nil {
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		statusW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
+	cmd.Env = environment(spec, bwrapHome, bwrapTmp, proxyURL)
+	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	cmd.ExtraFiles = []*os.File{statusW, blockR} // fds 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	statusW.Close()
+	blockR.Close()
+	if err != nil {
+		statusR.Close()
+		blockW.Close()
+		return nil, err
+	}
+	p.monitor = cmd.Process.Pid
+	status := bufio.NewReader(statusR)
+	finish := func() (Exit, error) {
+		waitErr := cmd.Wait()
+		rest, _ := io.ReadAll(status)
+		statusR.Close()
+		return bwrapExit(cmd, waitErr, rest)
+	}
+	child, err := readChildPID(status)
+	if err == nil {
+		p.Group = child
+		err = s.cfg.Limits.setLimits(child)
+	}
+	if err != nil {
+		blockW.Close()
+		syscall.Kill(p.monitor, syscall.SIGKILL)
+		finish()
+		return nil, err
+	}
+	blockW.Write([]byte{0})
+	blockW.Close()
+	return finish, nil
+}
+
+// readChildPID reads bwrap's first status line: {"child-pid": N, ...}.
+func readChildPID(r *bufio.Reader) (int, error) {
+	line, err := r.ReadBytes('\n')
+	var st struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if jerr := json.Unmarshal(line, &st); jerr != nil || st.ChildPID <= 0 {
+		return 0, fmt.Errorf("sandbox: bwrap did not start (see its message in the output): %v", errors.Join(err, jerr))
+	}
+	return st.ChildPID, nil
+}
+
+// bwrapExit reads the command's exit code from bwrap's last status line,
+// which bwrap writes only when the command itself ran.
+func bwrapExit(cmd *exec.Cmd, waitErr error, status []byte) (Exit, error) {
+	var st struct {
+		ExitCode *int `json:"exit-code"`
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if json.Unmarshal(line, &st) == nil && st.ExitCode != nil {
+			return Exit{Code: *st.ExitCode}, nil
+		}
+	}
+	exit, err := exitOf(cmd, waitErr)
+	if err != nil || exit.Signal != 0 {
+		return exit, err // killed (the sandbox was stopped)
+	}
+	return Exit{}, fmt.Errorf("sandbox: bwrap exited with code %d before the command started (its message is in the output)", exit.Code)
+}
+
+// bwrapVersion is `bwrap --version`, for the start-up log.
+func bwrapVersion(path string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "bwrap"
+	}
+	return string(bytes.TrimSpace(out))
+}

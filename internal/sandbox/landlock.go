@@ -1,0 +1,182 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// devices are the device files commands may read and write.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
+func landlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// useLandlock checks for Landlock and prlimit(1), and runs a command
+// under them.
+func (s *Sandbox) useLandlock() error {
+	if s.abi < 1 {
+		return errors.New("landlock: not available in this kernel (Linux 5.13 or later with landlock in the lsm= list)")
+	}
+	path, err := exec.LookPath("prlimit")
+	if err != nil {
+		return errors.New("landlock: prlimit (util-linux) not found")
+	}
+	s.prlimit, s.mode = path, Landlock
+	if err := s.probe(); err != nil {
+		s.prlimit, s.mode = "", ""
+		return fmt.Errorf("landlock: %v", err)
+	}
+	return nil
+}
+
+// startLandlock starts the command as the worker's child, with the thread
+// that forks it under Landlock rules (read-only system, read-write
+// workspace and a private temporary directory, no TCP but the proxy's
+// port, no signals or abstract sockets out of the sandbox) and a seccomp
+// filter, and the limits set by prlimit(1), which then executes the shell.
+// Landlock also keeps it from ptracing or reading /proc of processes
+// outside its domain, the worker among them.
+func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), error) {
+	ws, err := filepath.EvalSymlinks(spec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "agentloop-sandbox-")
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(tmp, "home")
+	proxyURL, port, err := s.proxyFor(spec.Network)
+	if err == nil {
+		err = os.Mkdir(home, 0o700)
+	}
+	if err == nil {
+		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port), socketFilter(spec.Network))
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	args := append(s.cfg.Limits.prlimitArgs(), "--", spec.Shell, "-c", spec.Command)
+	cmd := exec.Command(s.prlimit, args...)
+	cmd.Dir = ws
+	cmd.Env = environment(spec, home, tmp, proxyURL)
+	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	p.Group = cmd.Process.Pid
+	return func() (Exit, error) {
+		defer os.RemoveAll(tmp)
+		return exitOf(cmd, cmd.Wait())
+	}, nil
+}
+
+// landlockRules grant what a command may use. /proc is left out: it
+// would list every process of the machine with its command line.
+func (s *Sandbox) landlockRules(ws, tmp string, port uint16) []landlock.Rule {
+	var rules []landlock.Rule
+	for _, dir := range s.system {
+		if s.isHidden(dir) {
+			continue
+		}
+		dirs, files := s.allowedBelow(dir, ws)
+		rules = append(rules, landlock.RODirs(dirs...), landlock.ROFiles(files...))
+	}
+	dirs, files := s.allowedBelow(ws, ws)
+	rules = append(rules,
+		landlock.RWDirs(dirs...).WithRefer(), landlock.RWFiles(files...),
+		landlock.RWDirs(tmp).WithRefer(),
+		landlock.RWFiles(devices...).IgnoreIfMissing())
+	if port != 0 {
+		rules = append(rules, landlock.ConnectTCP(port))
+	}
+	return rules
+}
+
+// allowedBelow returns what may be granted under root: root itself when
+// nothing hidden lies inside it, else its entries but the hidden ones,
+// split further where a hidden path lies deeper. Symlinks are left out:
+// access through one is checked on its target.
+func (s *Sandbox) allowedBelow(root, ws string) (dirs, files []string) {
+	if len(s.hiddenWithin(root, ws)) == 0 {
+		return []string{root}, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil
+	}
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		switch {
+		case s.isHidden(p) && !within(ws, p):
+		case e.Type()&os.ModeSymlink != 0:
+		case e.IsDir():
+			d, f := s.allowedBelow(p, ws)
+			dirs, files = append(dirs, d...), append(files, f...)
+		default:
+			files = append(files, p)
+		}
+	}
+	return dirs, files
+}
+
+// restrictThread puts the calling thread, and every process it starts
+// from now on, under the Landlock rules and the seccomp filter. The
+// caller has locked the goroutine to the thread and never unlocks it, so
+// the thread ends with the goroutine.
+func restrictThread(cfg landlock.Config, rules []landlock.Rule, filter []unix.SockFilter) error {
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("sandbox: landlock rules: %w", err)
+	}
+	if fd >= 0 {
+		defer unix.Close(fd)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if fd >= 0 {
+		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+			return fmt.Errorf("sandbox: landlock: %w", err)
+		}
+	}
+	return installFilter(filter)
+}
+
+// restrictNetwork prepares a bwrap command that asks for network: it
+// shares the worker's network namespace, so the thread that starts it
+// may connect over TCP to the proxy's port and nowhere else (Landlock),
+// may open no other kind of internet socket (seccomp: UDP, raw and MPTCP
+// sockets, which Landlock does not see, and io_uring), and may not signal
+// or reach abstract sockets outside the sandbox.
+func (s *Sandbox) restrictNetwork(network bool) (string, error) {
+	if !network {
+		return "", nil
+	}
+	proxyURL, port, err := s.proxyFor(true)
+	if err != nil {
+		return "", err
+	}
+	cfg := landlock.Config{
+		HandledAccessNet: landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP),
+		Scoped:           landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal),
+	}.BestEffort()
+	return proxyURL, restrictThread(cfg, []landlock.Rule{landlock.ConnectTCP(port)}, socketFilter(true))
+}

@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// proxy is what a command with network on reaches the network through:
+// an HTTP proxy (CONNECT for https, absolute URLs for http) on the
+// worker's loopback that resolves each destination itself and refuses
+// loopback, private, link-local and other special addresses, and every
+// address of the Temporal frontend's host. The command's environment
+// names it in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; Landlock lets the
+// command open TCP connections to its port and to nothing else.
+type proxy struct {
+	url  string
+	port uint16
+	pol  policy
+}
+
+// proxyFor starts the proxy on first use; "", 0 when network is off.
+func (s *Sandbox) proxyFor(network bool) (string, uint16, error) {
+	if !network {
+		return "", 0, nil
+	}
+	s.proxyOnce.Do(func() {
+		s.proxy, s.proxyErr = startProxy(policy{frontends: s.cfg.Frontends, allow: s.cfg.AllowNets})
+	})
+	if s.proxyErr != nil {
+		return "", 0, s.proxyErr
+	}
+	return s.proxy.url, s.proxy.port, nil
+}
+
+func startProxy(pol policy) (*proxy, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: network proxy: %w", err)
+	}
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, pol: pol}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	go srv.Serve(ln) // for the life of the worker
+	return p, nil
+}
+
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.tunnel(w, r)
+		return
+	}
+	if !r.URL.IsAbs() || r.URL.Scheme != "http" {
+		http.Error(w, "agentloop sandbox proxy: send http:// URLs or CONNECT", http.StatusBadRequest)
+		return
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = pr.In.URL
+			pr.Out.Host = pr.In.Host
+		},
+		Transport: &http.Transport{DialContext: p.dial, Proxy: nil},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			refuse(w, err)
+		},
+	}
+	rp.ServeHTTP(w, r)
+}
+
+// tunnel serves CONNECT host:port: one TCP stream to a checked address.
+func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
+	up, err := p.dial(r.Context(), "tcp", r.Host)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		up.Close()
+		http.Error(w, "agentloop sandbox proxy: cannot tunnel", http.StatusInternalServerError)
+		return
+	}
+	down, buf, err := hj.Hijack()
+	if err != nil {
+		up.Close()
+		return
+	}
+	down.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+	go func() {
+		io.Copy(up, buf) // what the client sent after the request, then the rest
+		up.(*net.TCPConn).CloseWrite()
+	}()
+	io.Copy(down, up)
+	down.Close()
+	up.Close()
+}
+
+// errRefused marks a destination the policy refuses.
+var errRefused = errors.New("refused")
+
+func refuse(w http.ResponseWriter, err error) {
+	if errors.Is(err, errRefused) {
+		http.Error(w, "agentloop sandbox proxy: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	http.Error(w, "agentloop sandbox proxy: "+err.Error(), http.StatusBadGateway)
+}
+
+// dial connects to the checked address of hostport, never to a name the
+// resolver might answer differently a second time.
+func (p *proxy) dial(ctx context.Context, _, hostport string) (net.Conn, error) {
+	addr, err := p.pol.check(ctx, hostport)
+	if err != nil {
+		return nil, err
+	}
+	d := net.Dialer{Timeout: 30 * time.Second}
+	return d.DialContext(ctx, "tcp", addr.String())
+}
+
+// policy decides which destinations network on may reach.
+type policy struct {
+	frontends []string // host:port of the Temporal frontend
+	allow     []netip.Prefix
+}
+
+// special are address ranges that are not the public internet, beyond
+// what netip's Is* methods cover.
+var special = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT, often a cluster's pod network
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: could embed any IPv4 address
+	netip.MustParsePrefix("2002::/16"),    // 6to4: likewise
+}
+
+// check resolves hostport and returns the address to dial, or why not.
+func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, error) {
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %q is not host:port", errRefused, hostport)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: bad port in %q", errRefused, hostport)
+	}
+	addrs, err := resolve(ctx, host)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	frontend := pol.frontendAddrs(ctx)
+	for _, a := range addrs {
+		if slices.Contains(frontend, a) {
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is the Temporal frontend's host", errRefused, host, a)
+		}
+		if why := pol.notPublic(a); why != "" {
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is a %s address", errRefused, host, a, why)
+		}
+	}
+	return netip.AddrPortFrom(addrs[0], uint16(port)), nil
+}
+
+// notPublic says what kind of address a is when commands may not reach
+// it, "" when they may.
+func (pol policy) notPublic(a netip.Addr) string {
+	for _, p := range pol.allow {
+		if p.Contains(a) {
+			return ""
+		}
+	}
+	switch {
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsPrivate():
+		return "private"
+	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
+		return "link-local"
+	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
+		return "multicast"
+	case a.IsUnspecified():
+		return "unspecified"
+	}
+	for _, p := range special {
+		if p.Contains(a) {
+			return "special-purpose"
+		}
+	}
+	return ""
+}
+
+// frontendAddrs resolves the frontend hosts now: their addresses may
+// change while the worker runs.
+func (pol policy) frontendAddrs(ctx context.Context) []netip.Addr {
+	var out []netip.Addr
+	for _, hp := range pol.frontends {
+		host, _, err := net.SplitHostPort(hp)
+		if err != nil {
+			host = hp
+		}
+		addrs, _ := resolve(ctx, host)
+		out = append(out, addrs...)
+	}
+	return out
+}
+
+// resolve returns host's addresses (host may be an address itself).
+func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a.Unmap()}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	for i := range addrs {
+		addrs[i] = addrs[i].Unmap()
+	}
+	return addrs, nil
+}

@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// run runs command in ws under s and returns its output and exit.
+func run(t *testing.T, s *Sandbox, ws, command string, network bool) (string, Exit) {
+	t.Helper()
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: ws, Output: out, Network: network})
+	if err != nil {
+		t.Fatalf("start %q: %v", command, err)
+	}
+	exit, err := p.Wait()
+	b, _ := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatalf("%q: %v: %s", command, err, b)
+	}
+	return string(b), exit
+}
+
+// modes are the mechanisms that work here, each with a fresh sandbox.
+func modes(t *testing.T, cfg Config) map[Mode]*Sandbox {
+	t.Helper()
+	out := map[Mode]*Sandbox{}
+	for _, m := range []Mode{Bwrap, Landlock} {
+		cfg.Mode = m
+		s, err := New(cfg)
+		if err != nil {
+			t.Logf("%s unavailable: %v", m, err)
+			continue
+		}
+		out[m] = s
+	}
+	if len(out) == 0 {
+		t.Skip("no sandbox works here")
+	}
+	return out
+}
+
+func wantIn(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("want %q in:\n%s", w, got)
+		}
+	}
+}
+
+func TestFilesystemAndEnvironment(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	secretDir := filepath.Join(base, "state")
+	keyFile := filepath.Join(base, "keys")
+	inWS := filepath.Join(ws, ".secret")
+	for _, d := range []string{ws, secretDir, inWS} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(secretDir, "journal"), []byte("JOURNAL"), 0o644)
+	os.WriteFile(keyFile, []byte("KEY"), 0o644)
+	os.WriteFile(filepath.Join(inWS, "x"), []byte("INSIDE"), 0o644)
+	t.Setenv("AGENTLOOP_PLANTED", "PLANTED")
+	for mode, s := range modes(t, Config{Hide: []string{secretDir, keyFile, inWS}}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, _ := run(t, s, ws, `pwd; echo hi > f && cat f; env; cat `+secretDir+`/journal `+keyFile+` `+inWS+`/x; echo x > /etc/agentloop-test; echo x > $TMPDIR/t && echo tmp ok; echo x > $HOME/h && echo home ok`, false)
+			wantIn(t, out, ws+"\nhi\n", "tmp ok", "home ok", "PATH=")
+			for _, leak := range []string{"PLANTED", "JOURNAL", "KEY", "INSIDE"} {
+				if strings.Contains(out, leak) {
+					t.Errorf("%s visible:\n%s", leak, out)
+				}
+			}
+			if _, err := os.Stat("/etc/agentloop-test"); err == nil {
+				os.Remove("/etc/agentloop-test")
+				t.Error("wrote outside the workspace")
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
+
+func TestNetworkOff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("REACHED\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for mode, s := range modes(t, Config{}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, _ := run(t, s, t.TempDir(), fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", port), false)
+			if strings.Contains(out, "REACHED") {
+				t.Errorf("reached the listener:\n%s", out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
+
+func TestNetworkOnReachesOnlyThroughTheProxy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nREACHED\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for mode, s := range modes(t, Config{}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, _ := run(t, s, t.TempDir(), fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3; curl -sS http://127.0.0.1:%d/; echo proxy=$HTTP_PROXY`, port, port), true)
+			if strings.Contains(out, "REACHED") {
+				t.Errorf("reached the listener:\n%s", out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
+
+// SIGTERM to the group reaches the command (which may trap it) without
+// ending the sandbox; Kill ends everything. Under bwrap that includes a
+// process that left the group with setsid, since killing bwrap ends the
+// pid namespace; under Landlock such a process escapes, as without a
+// sandbox.
+func TestTermReachesTheCommandAndKillEndsEverything(t *testing.T) {
+	for mode, s := range modes(t, Config{}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, _ := os.CreateTemp(t.TempDir(), "out")
+			defer out.Close()
+			p, err := s.Start(Spec{Shell: "/bin/bash", Command: `trap 'echo got TERM' TERM; setsid sleep 1001 & sleep 1002 & wait; echo after; sleep 1003`, Dir: t.TempDir(), Output: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			syscall.Kill(-p.Group, syscall.SIGTERM)
+			time.Sleep(300 * time.Millisecond)
+			b, _ := os.ReadFile(out.Name())
+			wantIn(t, string(b), "got TERM", "after")
+			select {
+			case <-p.Done():
+				t.Fatal("the command ended on SIGTERM despite its trap")
+			default:
+			}
+			p.Kill()
+			if exit, err := p.Wait(); err != nil || exit.Signal != syscall.SIGKILL {
+				t.Errorf("exit %+v, %v; want killed", exit, err)
+			}
+			time.Sleep(100 * time.Millisecond) // the kernel's teardown of the namespace
+			left := processesRunning("sleep\x001001", "sleep\x001002", "sleep\x001003")
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			switch {
+			case mode == Bwrap && len(left) > 0:
+				t.Errorf("processes %v outlived the sandbox", left)
+			case mode == Landlock && len(left) != 1:
+				t.Errorf("want the setsid'd sleep alone to escape, got %v", left)
+			}
+		})
+	}
+}
+
+// processesRunning returns the pids whose command line is one of cmdlines
+// (arguments separated by NUL bytes).
+func processesRunning(cmdlines ...string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		got := strings.TrimRight(string(b), "\x00")
+		for _, c := range cmdlines {
+			if got == c {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
