@@ -47,6 +47,8 @@ func main() {
 		err = benchContent(ctx, os.Args[2:])
 	case "contentworker":
 		err = runContentWorker(ctx, os.Args[2:])
+	case "progress":
+		err = benchProgress(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
