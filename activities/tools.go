@@ -121,7 +121,12 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		}
 		return ExecuteOutput{Result: capResult(agent.ErrorResult(err.Error())), IsError: true, Duration: took}, nil
 	}
-	return ExecuteOutput{Result: capResult(result), Duration: took}, nil
+	// Large output goes to the content store; history gets its stub.
+	stored, err := a.offloadResult(ctx, capResult(result))
+	if err != nil {
+		return ExecuteOutput{}, err
+	}
+	return ExecuteOutput{Result: stored, Duration: took}, nil
 }
 
 // IdempotencyKey names one tool execution across its retries: the workflow
@@ -137,9 +142,13 @@ func IdempotencyKey(workflowID, callID, runID, activityID string) string {
 // the one before, with pi's field-by-field override. A failing hook turns the
 // result into an error result with its message.
 func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (FinalizeOutput, error) {
-	ctx, cancel := abortable(ctx, in.Aborted)
+	result, err := a.resolveResult(ctx, in.Result)
+	if err != nil {
+		return FinalizeOutput{}, err
+	}
+	isError := in.IsError
+	hookCtx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
-	result, isError := in.Result, in.IsError
 	run := runOf(ctx)
 	for _, name := range in.AfterToolCall {
 		hook, ok := a.Hooks.After(name)
@@ -147,7 +156,7 @@ func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (Fi
 			return FinalizeOutput{}, temporal.NewNonRetryableApplicationError("unknown afterToolCall hook "+name, ErrUnknownHook, nil)
 		}
 		override, err := callSafely(func() (*hooks.AfterResult, error) {
-			return hook(ctx, hooks.AfterContext{Run: run, ToolCall: in.ToolCall, Args: in.Args, Result: result, IsError: isError})
+			return hook(hookCtx, hooks.AfterContext{Run: run, ToolCall: in.ToolCall, Args: in.Args, Result: result, IsError: isError})
 		})
 		if err != nil {
 			result, isError = capResult(agent.ErrorResult(err.Error())), true
@@ -155,7 +164,11 @@ func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (Fi
 		}
 		result, isError = hooks.Apply(result, isError, override)
 	}
-	return FinalizeOutput{Result: capResult(result), IsError: isError}, nil
+	stored, err := a.offloadResult(ctx, capResult(result))
+	if err != nil {
+		return FinalizeOutput{}, err
+	}
+	return FinalizeOutput{Result: stored, IsError: isError}, nil
 }
 
 // abortable returns ctx, or a cancelled child of it when the run was aborted

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -35,6 +36,10 @@ type WatchOptions struct {
 	// restarting, worker being replaced) is retried before Watch gives up;
 	// zero means DefaultRetryFor.
 	RetryFor time.Duration
+	// Store, when set, resolves the stubs events carry for large content
+	// (tool output, long answers) from the content store the workers use;
+	// without it events come as the workflow holds them.
+	Store store.Blobs
 }
 
 // Watch calls fn for every event of a run, as Follow does, and with Live
@@ -59,6 +64,11 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 		}
 		for _, e := range page.Events {
 			w.durable(e)
+			if o.Store != nil {
+				if e, err = resolveEvent(ctx, o.Store, e, o.RetryFor); err != nil {
+					return err
+				}
+			}
 			fn(e)
 		}
 		if page.Done && w.after >= page.Last {
