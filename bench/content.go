@@ -125,7 +125,13 @@ func line(name, format string, a ...any) {
 	fmt.Printf("%-28s %s\n", name+":", fmt.Sprintf(format, a...))
 }
 
-func mbs(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/mb) }
+// mbs prints bytes in MB (2^20), or in KB below one MB.
+func mbs(n int64) string {
+	if n < mb {
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/mb)
+}
 
 // progressf reports progress on stderr, apart from the figures.
 func progressf(format string, a ...any) {
