@@ -23,8 +23,11 @@ type Options struct {
 	CacheBytes int
 }
 
-// DefaultCacheBytes is the cache size when Options.CacheBytes is 0.
-const DefaultCacheBytes = 256 << 20
+// DefaultCacheBytes is the cache size when Options.CacheBytes is 0. The
+// model-turn activity keeps each run's resolved context in a cache of its
+// own, so this one mostly serves reads of fresh content (a finalize after
+// an execute, a watcher following a run) and need not hold whole contexts.
+const DefaultCacheBytes = 64 << 20
 
 // Store keeps blobs by the SHA-256 of their plaintext in a Backend,
 // compressed and, with keys, encrypted (format.go). Safe for concurrent use.
