@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -107,36 +106,4 @@ func modelError(err error, partial agent.Message) error {
 		opts.NextRetryDelay = e.RetryAfter
 	}
 	return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Kind), opts)
-}
-
-// heartbeatUntilDone heartbeats on a ticker until the returned stop is
-// called, so a long call keeps proving the worker alive and learns of
-// cancellation (abort) through the heartbeat response. The first heartbeat
-// waits one interval: a tool that is done by then costs no heartbeat RPC.
-func (a *Activities) heartbeatUntilDone(ctx context.Context) (stop func()) {
-	interval := a.HeartbeatInterval
-	if interval <= 0 {
-		interval = time.Second
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
 }

@@ -66,7 +66,10 @@ func TestStoreOutageDuringARun(t *testing.T) {
 	}
 	srv.Restart()
 
-	res := h.result(run)
+	// This run's content is in its own store, not the shared test store
+	// testenv.Result reads.
+	var res workflows.AgentLoopResult
+	require.NoError(t, run.Get(context.Background(), &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	require.Equal(t, "read it all", agent.TextOf(lastMessage(res).Content))
 	last := h.requests[len(h.requests)-1]
