@@ -45,12 +45,12 @@ type Event struct {
 
 	// AssistantMessageEvent is the provider's stream event of a message_update.
 	AssistantMessageEvent *StreamEvent `json:"assistantMessageEvent,omitempty"`
-	// Attempt numbers the model-turn attempt a live message_update comes
-	// from (not a pi field). When it grows, the model call was retried and
-	// a client drops the partial it has shown.
+	// Attempt numbers the activity attempt a live message_update or
+	// tool_execution_update comes from (not a pi field). When it grows, the
+	// call was retried and a client drops the partial it has shown.
 	Attempt int32 `json:"attempt,omitempty"`
-	// Time is when the worker saw a live message_update's delta, in Unix
-	// milliseconds (not a pi field).
+	// Time is when the worker saw a live update, in Unix milliseconds
+	// (not a pi field).
 	Time int64 `json:"time,omitempty"`
 	// Approval is the payload of approval events.
 	Approval *ApprovalInfo `json:"approval,omitempty"`
@@ -91,6 +91,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventToolExecutionUpdate:
 		out["toolCallId"], out["toolName"], out["args"] = e.ToolCallID, e.ToolName, args
 		out["partialResult"] = e.PartialResult
+		// A live partial result (from a heartbeat, Seq 0) says which
+		// attempt and when, as a live message_update does.
+		if e.Attempt != 0 {
+			out["attempt"] = e.Attempt
+		}
+		if e.Time != 0 {
+			out["time"] = e.Time
+		}
 	case EventToolExecutionEnd:
 		out["toolCallId"], out["toolName"] = e.ToolCallID, e.ToolName
 		out["result"], out["isError"] = e.Result, e.IsError
