@@ -67,12 +67,36 @@ type LoopConfig struct {
 	// ToolTaskQueue routes tool executions to workers pinned to the machine
 	// that holds the workspace; empty means the workflow's task queue.
 	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
+	// Sandbox is what the run asks of the sandbox its commands run in.
+	Sandbox *SandboxConfig `json:"sandbox,omitempty"`
 	// EventOrderWindow (a Go duration, default DefaultEventOrderWindow)
 	// bounds how long a parallel batch holds a finished call's
 	// tool_execution_end so that a slower-to-report sibling's earlier end
 	// can still come first, as in pi. Longer keeps pi's order on a loaded
 	// machine; shorter shows ends sooner.
 	EventOrderWindow string `json:"eventOrderWindow,omitempty"`
+}
+
+// SandboxConfig is a run's request to the sandbox of its tool processes
+// (internal/sandbox).
+type SandboxConfig struct {
+	// Network "on" lets commands reach the public internet through the
+	// worker's HTTP proxy (never loopback, private addresses or the
+	// Temporal frontend); "" or "off" leaves them without network.
+	Network string `json:"network,omitempty"`
+	// Env adds variables to the commands' environment.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// NetworkOn reports whether the run asked for network.
+func (s *SandboxConfig) NetworkOn() bool { return s != nil && s.Network == "on" }
+
+// Check refuses a network value other than on and off.
+func (s *SandboxConfig) Check() error {
+	if s != nil && s.Network != "" && s.Network != "on" && s.Network != "off" {
+		return fmt.Errorf("sandbox.network %q: want on or off", s.Network)
+	}
+	return nil
 }
 
 // DefaultEventOrderWindow is the EventOrderWindow when none is given: the
@@ -124,6 +148,9 @@ func (c *LoopConfig) Normalize() error {
 		errs = append(errs, errors.New("stopAfterTurn.turns must not be negative"))
 	}
 	if err := c.Approval.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Sandbox.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.EventOrderWindow != "" {
