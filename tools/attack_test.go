@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
 const (
@@ -506,8 +506,7 @@ func TestAttackSpecialFilesDoNotHang(t *testing.T) {
 
 // --- bash ---
 
-// bashBounds runs a bash command that writes its process group id to a file
-// first, and returns the result, the error, how long it took and the group.
+// bashRun is a bash call's result, error, duration and process group.
 type bashRun struct {
 	out      string
 	err      error
@@ -518,14 +517,18 @@ type bashRun struct {
 	updates  int // largest partial result, JSON bytes
 }
 
+// runBashTracked runs a bash command and watches its process group, whose
+// id (in the worker's pid namespace) the tool reports as it starts it.
 func runBashTracked(t *testing.T, tool *BashTool, ws, command string, timeout float64) bashRun {
 	t.Helper()
-	pgidFile := filepath.Join(t.TempDir(), "pgid")
-	args := map[string]any{"command": "echo $$ > " + pgidFile + "; " + command}
+	args := map[string]any{"command": command}
 	if timeout > 0 {
 		args["timeout"] = timeout
 	}
 	var res bashRun
+	var group atomic.Int64
+	tool.started = func(p *sandbox.Process) { group.Store(int64(p.Group)) }
+	defer func() { tool.started = nil }()
 	var updMu sync.Mutex
 	call := Call{ID: "attack", Name: BashToolName, Args: args, Workspace: ws, Update: func(r agent.ToolResult) {
 		b, _ := json.Marshal(r)
@@ -539,16 +542,14 @@ func runBashTracked(t *testing.T, tool *BashTool, ws, command string, timeout fl
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		pgid := 0
 		for {
 			select {
 			case <-stopWatch:
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
+			pgid := int(group.Load())
 			if pgid == 0 {
-				b, _ := os.ReadFile(pgidFile)
-				pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 				continue
 			}
 			n := len(groupMembers(pgid))
@@ -572,10 +573,10 @@ func runBashTracked(t *testing.T, tool *BashTool, ws, command string, timeout fl
 		res.size = resultSize(r)
 		res.out = agent.TextOf(r.Content)
 	}
-	b, rerr := os.ReadFile(pgidFile)
-	must(t, rerr)
-	res.pgid, rerr = strconv.Atoi(strings.TrimSpace(string(b)))
-	must(t, rerr)
+	res.pgid = int(group.Load())
+	if res.pgid == 0 {
+		t.Fatal("the tool never reported the command's process group")
+	}
 	return res
 }
 
@@ -602,6 +603,10 @@ func groupMembers(pgid int) []int {
 
 // requireGroupGone fails when a process of the group is still alive once the
 // call has returned; it allows the kernel a moment to finish a SIGKILL.
+// Under bwrap the guarantee is stronger than the group: the call ends
+// bwrap, and with it the command's pid namespace, whose every process the
+// kernel kills, including those that left the group (the sandbox package's
+// tests check that).
 func requireGroupGone(t *testing.T, pgid int) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -638,41 +643,38 @@ func (r bashRun) checkBounds(t *testing.T, within time.Duration) {
 		r.took.Round(time.Millisecond), r.pgid, r.maxGroup, gone.Round(time.Millisecond), r.size, r.updates)
 }
 
-// bashAsNobody is a prefix that runs the rest of a command as nobody, whose
-// process limit (ulimit -u) binds, unlike root's; "" when it cannot.
-func bashAsNobody(t *testing.T) string {
+// limitedBash is a bash tool whose sandbox allows 64 processes. The kernel
+// does not apply the process limit to root, so when the test runs as root
+// the commands run as nobody, in a workspace nobody may write.
+func limitedBash(t *testing.T) (*BashTool, string) {
 	t.Helper()
-	if os.Getuid() != 0 {
-		return "" // not root: ulimit -u binds the current user
+	cfg := sandbox.Config{Mode: defaultSandbox(t).Mode(), Limits: sandbox.Limits{Procs: 64}, Hide: sandbox.DefaultHide(os.Getenv)}
+	ws := t.TempDir()
+	if os.Geteuid() == 0 {
+		cfg.RunAs = &syscall.Credential{Uid: 65534, Gid: 65534}
+		for d := ws; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+			must(t, os.Chmod(d, 0o755))
+		}
+		must(t, os.Chown(ws, 65534, 65534))
 	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		return "skip"
-	}
-	prefix := "setpriv --reuid=65534 --regid=65534 --clear-groups "
-	out, err := exec.Command("bash", "-c", prefix+`bash -c 'ulimit -u 4; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 0.2 & done; wait' 2>&1`).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Resource temporarily unavailable") {
-		return "skip" // the limit does not bind here: no unbounded bomb
-	}
-	return prefix
+	sb, err := sandbox.New(cfg)
+	must(t, err)
+	return NewBashTool(BashOptions{KillGrace: 300 * time.Millisecond, OutputDir: t.TempDir(), Sandbox: sb}), ws
 }
 
 // Fork bombs and mass spawning end with the call's timeout: SIGTERM, SIGKILL
-// after the grace, and nothing of the group is left.
+// after the grace, and nothing of the group is left. The classic bomb also
+// meets the sandbox's process limit.
 func TestAttackBashForkBombs(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTestBash(t) // grace 300 ms
-	t.Run("classic bomb under ulimit -u", func(t *testing.T) {
-		prefix := bashAsNobody(t)
-		if prefix == "skip" {
-			t.Skip("cannot bound a classic fork bomb here (root ignores ulimit -u and setpriv is unusable)")
-		}
-		// As root the limit would not bind, so the bomb runs as nobody.
-		cmd := prefix + `bash -c 'ulimit -u 64; ( f(){ f & f & }; f ) 2>/dev/null; sleep 1000'`
-		r := runBashTracked(t, tool, ws, cmd, 2)
-		wantContains(t, r.out, "Command timed out after 2 seconds")
+	t.Run("classic bomb under the process limit", func(t *testing.T) {
+		tool, ws := limitedBash(t)
+		r := runBashTracked(t, tool, ws, `b(){ b & b & }; b; sleep 1000`, 2)
+		wantContains(t, r.out, "Resource temporarily unavailable", "Command timed out after 2 seconds")
 		r.checkBounds(t, 6*time.Second)
-		if r.maxGroup < 10 {
-			t.Errorf("the bomb never grew (%d processes): the test proves nothing", r.maxGroup)
+		if r.maxGroup < 10 || r.maxGroup > 70 {
+			t.Errorf("the bomb peaked at %d processes; the limit is 64", r.maxGroup)
 		}
 	})
 	// Forks are slow on small VMs (15-40 ms each here), so the counts below
@@ -743,14 +745,17 @@ func TestAttackBashCommandsThatWillNotEnd(t *testing.T) {
 		r.checkBounds(t, 2*time.Second)
 	})
 	t.Run("cancelled while ignoring SIGTERM", func(t *testing.T) {
-		pgidFile := filepath.Join(t.TempDir(), "pgid")
+		group := make(chan int, 1)
+		tool.started = func(p *sandbox.Process) { group <- p.Group }
+		defer func() { tool.started = nil }()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			_, err := tool.Execute(ctx, Call{Args: map[string]any{"command": "echo $$ > " + pgidFile + "; trap '' TERM; ( trap '' TERM; sleep 1000 ) & sleep 1000"}, Workspace: ws})
+			_, err := tool.Execute(ctx, Call{Args: map[string]any{"command": "trap '' TERM; ( trap '' TERM; sleep 1000 ) & sleep 1000"}, Workspace: ws})
 			done <- err
 		}()
-		pgid := readPIDs(t, pgidFile, 1)[0]
+		pgid := <-group
+		time.Sleep(100 * time.Millisecond) // the command runs
 		cancel()
 		select {
 		case err := <-done:
@@ -831,8 +836,8 @@ func TestAttackBashOutputFileIsCapped(t *testing.T) {
 }
 
 // bash starts in the call's workspace, and only in a directory that exists:
-// a missing, file or NUL-holding workspace runs nothing. (bash is not
-// confined beyond its starting directory; the README says so.)
+// a missing, file or NUL-holding workspace runs nothing. (What bash may
+// reach beyond it is the sandbox's business: sandbox_e2e_test.go.)
 func TestAttackBashWorkingDirectory(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
 // BashToolName is the bash tool's name.
@@ -61,12 +62,18 @@ type BashOptions struct {
 	// Shell runs the command with -c; empty means /bin/bash, else bash on
 	// PATH, else sh (pi's order).
 	Shell string
+	// Sandbox runs the commands; nil means sandbox.Default(), set up on
+	// the first call (a call fails when no sandbox works here).
+	Sandbox *sandbox.Sandbox
 }
 
-// BashTool runs a command in the workspace, in its own process group.
+// BashTool runs a command in the workspace, in a sandbox, in its own
+// process group.
 type BashTool struct {
 	opts BashOptions
 	def  Definition
+	// started, when set (tests), learns of every command started.
+	started func(*sandbox.Process)
 }
 
 // NewBashTool returns the bash tool. It runs at most once per call
@@ -115,6 +122,18 @@ func (t *BashTool) Definition() Definition { return t.def }
 // OutputDir is where full outputs of truncated commands go.
 func (t *BashTool) OutputDir() string { return t.opts.OutputDir }
 
+// sandbox is the sandbox commands run in.
+func (t *BashTool) sandbox() (*sandbox.Sandbox, error) {
+	if t.opts.Sandbox != nil {
+		return t.opts.Sandbox, nil
+	}
+	sb, err := sandbox.Default()
+	if err != nil {
+		return nil, fmt.Errorf("Cannot execute bash commands: %w", err)
+	}
+	return sb, nil
+}
+
 func findShell() string {
 	if _, err := os.Stat("/bin/bash"); err == nil {
 		return "/bin/bash"
@@ -150,10 +169,14 @@ func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	defer out.close()
 	call.EmitUpdate(agent.ToolResult{Content: []agent.Content{}})
 	stopUpdates := t.streamUpdates(call, out)
-	res, err := t.run(ctx, p.Command, call.Workspace, timeout, out)
+	res, err := t.run(ctx, p.Command, call.Workspace, call.Sandbox, timeout, out)
 	stopUpdates()
 	if err != nil {
-		return agent.ToolResult{}, err
+		if IsFault(err) {
+			return agent.ToolResult{}, err
+		}
+		text, _ := out.format("") // the sandbox's own message, when it failed
+		return agent.ToolResult{}, errors.New(appendStatus(text, err.Error()))
 	}
 	switch {
 	case res.aborted:

@@ -2,13 +2,14 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
 type runResult struct {
@@ -18,27 +19,35 @@ type runResult struct {
 	aborted  bool
 }
 
-// run starts the command in its own process group with stdout and stderr on
-// one pipe, feeds the output to out, and ends the whole group: on timeout
-// and on ctx cancellation with SIGTERM, then SIGKILL after the grace; and
-// with SIGKILL once the shell has exited, so background children never
-// outlive the call.
-func (t *BashTool) run(ctx context.Context, command, dir string, timeout time.Duration, out *bashOutput) (runResult, error) {
+// run starts the command in the sandbox, in its own process group, with
+// stdout and stderr on one pipe, feeds the output to out, and ends the
+// whole group: on timeout and on ctx cancellation with SIGTERM, then
+// SIGKILL after the grace; and with SIGKILL once the shell has exited, so
+// background children never outlive the call. Under bwrap the SIGKILL also
+// ends the sandbox's pid namespace, which takes even processes that left
+// the group with it.
+func (t *BashTool) run(ctx context.Context, command, dir string, req *agent.SandboxConfig, timeout time.Duration, out *bashOutput) (runResult, error) {
+	sb, err := t.sandbox()
+	if err != nil {
+		return runResult{}, err
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return runResult{}, Fault(err)
 	}
-	cmd := exec.Command(t.opts.Shell, "-c", command)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	w.Close() // the child holds its own copy
+	spec := sandbox.Spec{Shell: t.opts.Shell, Command: command, Dir: dir, Output: w, Network: req.NetworkOn()}
+	if req != nil {
+		spec.Env = req.Env
+	}
+	proc, err := sb.Start(spec)
+	w.Close() // the command holds its own copy
 	if err != nil {
 		r.Close()
 		return runResult{}, err
 	}
-	pgid := cmd.Process.Pid
+	if t.started != nil {
+		t.started(proc)
+	}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -53,23 +62,20 @@ func (t *BashTool) run(ctx context.Context, command, dir string, timeout time.Du
 			}
 		}
 	}()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var res runResult
-	var waitErr error
 	select {
-	case waitErr = <-waited:
+	case <-proc.Done():
 	case <-timer.C:
 		res.timedOut = true
-		waitErr = t.stopGroup(pgid, waited)
+		t.stopGroup(proc)
 	case <-ctx.Done():
 		res.aborted = true
-		waitErr = t.stopGroup(pgid, waited)
+		t.stopGroup(proc)
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	proc.Kill()
 	select {
 	case <-readDone:
 	case <-time.After(bashStdioGrace):
@@ -78,45 +84,35 @@ func (t *BashTool) run(ctx context.Context, command, dir string, timeout time.Du
 	}
 	r.Close()
 
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return res, waitErr
+	exit, err := proc.Wait()
+	if err != nil {
+		return res, err
 	}
-	status := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	switch {
-	case status.Signaled() && !res.timedOut && !res.aborted:
-		res.signal = status.Signal().String()
-	default:
-		res.exitCode = cmd.ProcessState.ExitCode()
+	if exit.Signal != 0 && !res.timedOut && !res.aborted {
+		res.signal = exit.Signal.String()
+	} else {
+		res.exitCode = exit.Code
 	}
 	return res, nil
 }
 
 // stopGroup sends SIGTERM to the group and SIGKILL when anything in it is
 // still alive after the grace, then waits for the shell.
-func (t *BashTool) stopGroup(pgid int, waited <-chan error) error {
-	syscall.Kill(-pgid, syscall.SIGTERM)
+func (t *BashTool) stopGroup(proc *sandbox.Process) {
+	syscall.Kill(-proc.Group, syscall.SIGTERM)
 	deadline := time.Now().Add(t.opts.KillGrace)
-	var waitErr error
-	exited := false
 	for time.Now().Before(deadline) {
-		if !exited {
-			select {
-			case waitErr = <-waited:
-				exited = true
-			default:
+		select {
+		case <-proc.Done():
+			if !groupAlive(proc.Group) {
+				return // the whole group is gone
 			}
-		}
-		if exited && !groupAlive(pgid) {
-			return waitErr // the whole group is gone
+		default:
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	if exited {
-		return waitErr
-	}
-	return <-waited
+	proc.Kill()
+	<-proc.Done()
 }
 
 // groupAlive reports whether a process of the group is alive. Zombies do not

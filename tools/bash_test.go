@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
 func newTestBash(t *testing.T) *BashTool {
@@ -34,7 +34,7 @@ func TestBashOutputAndExitCodes(t *testing.T) {
 		{"runs in the workspace", "pwd", ws + "\n", ""},
 		{"non-zero exit", "echo partial; exit 3", "", "partial\n\n\nCommand exited with code 3"},
 		{"non-zero exit without output", "exit 1", "", "(no output)\n\nCommand exited with code 1"},
-		{"killed by a signal", "kill -SEGV $$", "", "(no output)\n\nCommand terminated by signal segmentation fault"},
+		{"killed by a signal", "kill -SEGV $$", "", "(no output)\n\n" + signalStatus(t, "segmentation fault", 139)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,45 +81,68 @@ func TestBashTailTruncationKeepsFullOutput(t *testing.T) {
 	wantContains(t, got, "xEND\n\n[Showing last 50.0KB of line 1 (line is 68.4KB). Full output: ")
 }
 
+// signalStatus is how a shell killed by a signal is reported: by name
+// when the worker is its parent, as bwrap's exit code 128+n under bwrap,
+// which passes the death on as bash reports a child's.
+func signalStatus(t *testing.T, name string, code int) string {
+	if defaultSandbox(t).Mode() == sandbox.Bwrap {
+		return "Command exited with code " + strconv.Itoa(code)
+	}
+	return "Command terminated by signal " + name
+}
+
+func defaultSandbox(t *testing.T) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}
+
 // startChildren returns a command that starts two background sleeps and a
-// nested shell, records their PIDs in pidFile, then waits.
-func startChildren(pidFile string, trapTerm bool) string {
+// nested shell with a sleep of its own, each sleeping for marker (see
+// SleepMarker), writes "started" to file, then waits.
+func startChildren(file, marker string, trapTerm bool) string {
 	prefix := ""
 	if trapTerm {
 		prefix = "trap '' TERM; "
 	}
-	return prefix + "sleep 30 & echo $! >> " + pidFile + "; (sleep 30; true) & echo $! >> " + pidFile +
-		"; bash -c 'sleep 30 & echo $! >> " + pidFile + "; wait' & wait"
+	return prefix + "sleep " + marker + " & (sleep " + marker + "; true) & bash -c 'sleep " + marker + " & echo started >> " + file + "; wait' & wait"
 }
 
 func TestBashTimeoutKillsProcessTree(t *testing.T) {
 	for _, trap := range []bool{false, true} {
 		t.Run("ignores SIGTERM="+strconv.FormatBool(trap), func(t *testing.T) {
 			ws := t.TempDir()
-			pidFile := filepath.Join(ws, "pids")
+			marker := SleepMarker()
 			start := time.Now()
-			got := failure(t, newTestBash(t), ws, map[string]any{"command": startChildren(pidFile, trap), "timeout": 0.5})
+			got := failure(t, newTestBash(t), ws, map[string]any{"command": startChildren("started", marker, trap), "timeout": 0.5})
 			if got != "Command timed out after 0.5 seconds" {
 				t.Errorf("error %q", got)
 			}
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("took %v", d)
 			}
-			assertGone(t, readPIDs(t, pidFile, 3))
+			readLines(t, filepath.Join(ws, "started"), 1) // the tree did start
+			RequireNoProcessesWith(t, marker, 2*time.Second)
 		})
 	}
 }
 
 func TestBashCancellationKillsProcessTree(t *testing.T) {
 	ws := t.TempDir()
-	pidFile := filepath.Join(ws, "pids")
+	marker := SleepMarker()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := newTestBash(t).Execute(ctx, Call{Args: map[string]any{"command": "echo started; " + startChildren(pidFile, false)}, Workspace: ws})
+		_, err := newTestBash(t).Execute(ctx, Call{Args: map[string]any{"command": "echo started; " + startChildren("started", marker, false)}, Workspace: ws})
 		done <- err
 	}()
-	pids := readPIDs(t, pidFile, 3)
+	readLines(t, filepath.Join(ws, "started"), 1)
+	if n := len(ProcessesWith(marker)); n < 3 {
+		t.Fatalf("%d sleeps running, want 3", n)
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -129,14 +152,15 @@ func TestBashCancellationKillsProcessTree(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelled command did not return")
 	}
-	assertGone(t, pids)
+	RequireNoProcessesWith(t, marker, 2*time.Second)
 }
 
 func TestBashBackgroundChildrenDoNotOutliveTheCall(t *testing.T) {
 	ws := t.TempDir()
-	pidFile := filepath.Join(ws, "pids")
-	text(t, newTestBash(t), ws, map[string]any{"command": "sleep 30 > /dev/null 2>&1 & echo $! > " + pidFile})
-	assertGone(t, readPIDs(t, pidFile, 1))
+	marker := SleepMarker()
+	text(t, newTestBash(t), ws, map[string]any{"command": "sleep " + marker + " > /dev/null 2>&1 & echo started > started"})
+	readLines(t, filepath.Join(ws, "started"), 1)
+	RequireNoProcessesWith(t, marker, 2*time.Second)
 }
 
 func TestBashStreamsPartialResults(t *testing.T) {
@@ -178,51 +202,17 @@ func TestBashTimeoutOptions(t *testing.T) {
 	wantContains(t, got, "Working directory does not exist: ")
 }
 
-// readPIDs waits until the command has written n PIDs.
-func readPIDs(t *testing.T, file string, n int) []int {
+// readLines waits until the command has written n lines to file.
+func readLines(t *testing.T, file string, n int) []string {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(file)
-		fields := strings.Fields(string(b))
-		if len(fields) >= n {
-			var pids []int
-			for _, f := range fields {
-				pid, err := strconv.Atoi(f)
-				must(t, err)
-				pids = append(pids, pid)
-			}
-			return pids
+		if lines := strings.Fields(string(b)); len(lines) >= n {
+			return lines
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("command did not record %d PIDs", n)
+	t.Fatalf("command did not write %d lines to %s", n, file)
 	return nil
-}
-
-// assertGone checks with kill(pid, 0) that no process is left; a zombie
-// (dead, waiting for a reaper that may never come in a container) counts as
-// gone.
-func assertGone(t *testing.T, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for _, pid := range pids {
-		for {
-			err := syscall.Kill(pid, 0)
-			if err == syscall.ESRCH || isZombie(pid) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("process %d is still alive", pid)
-				syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-func isZombie(pid int) bool {
-	state, _, ok := procStat(strconv.Itoa(pid))
-	return ok && state == "Z"
 }

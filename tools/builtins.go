@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
 // BuiltinOptions configure the seven built-in coding tools.
@@ -25,6 +27,8 @@ type BuiltinOptions struct {
 	// empty means a directory under os.TempDir(). read may read it even
 	// when confined, since bash's notices point there.
 	BashOutputDir string
+	// Sandbox runs bash's commands; nil means sandbox.Default().
+	Sandbox *sandbox.Sandbox
 }
 
 // Builtins returns pi's seven coding tools: read, bash, edit, write, grep,
@@ -34,6 +38,7 @@ func Builtins(opts BuiltinOptions) []Tool {
 		DefaultTimeout: opts.BashTimeout,
 		MaxTimeout:     opts.BashMaxTimeout,
 		OutputDir:      opts.BashOutputDir,
+		Sandbox:        opts.Sandbox,
 	})
 	reads := ReadOptions{AllowOutsideReads: opts.AllowOutsideReads, ExtraReadDirs: []string{bash.OutputDir()}}
 	return []Tool{

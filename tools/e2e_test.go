@@ -11,11 +11,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -494,8 +492,11 @@ func TestE2EDurabilityInHistory(t *testing.T) {
 // --- no process outlives an aborted, timed-out or cancelled bash call ----
 
 // treeCommand starts a process tree (the shell, a nested sh and two
-// background sleeps) and records every PID in the file pids.
-const treeCommand = `echo $$ >> pids; sh -c 'echo $$ >> pids; sleep 300 & echo $! >> pids; sleep 300 & echo $! >> pids; wait'`
+// background sleeps, all holding marker in their command lines) and
+// writes "started" to the file started.
+func treeCommand(marker string) string {
+	return `sh -c 'sleep ` + marker + ` & sleep ` + marker + ` & echo started > started; wait' # ` + marker
+}
 
 func bashOnly(t *testing.T, script []llm.ScriptedResponse) (*e2e, string) {
 	ws := t.TempDir()
@@ -503,13 +504,13 @@ func bashOnly(t *testing.T, script []llm.ScriptedResponse) (*e2e, string) {
 }
 
 func TestE2EAbortKillsBashProcessTree(t *testing.T) {
+	marker := tools.SleepMarker()
 	e, ws := bashOnly(t, []llm.ScriptedResponse{
-		answer(call("b1", "bash", map[string]any{"command": treeCommand})),
+		answer(call("b1", "bash", map[string]any{"command": treeCommand(marker)})),
 		answer(agent.Text("never")),
 	})
 	run := e.start(input(ws, "bash"))
-	pids := readPIDs(t, filepath.Join(ws, "pids"), 4)
-	requireAlive(t, pids)
+	requireTree(t, ws, marker)
 	start := time.Now()
 	e.abort(run, "stop")
 	res := e.result(run)
@@ -521,35 +522,36 @@ func TestE2EAbortKillsBashProcessTree(t *testing.T) {
 	require.True(t, res.Messages[2].IsError)
 	require.Equal(t, "Command aborted", agent.TextOf(res.Messages[2].Content))
 	require.Equal(t, agent.AbortedErrorMessage, res.Messages[3].ErrorMessage)
-	requireGone(t, pids, 5*time.Second)
+	tools.RequireNoProcessesWith(t, marker, 5*time.Second)
 }
 
 func TestE2EBashTimeoutKillsProcessTreeAndTheRunGoesOn(t *testing.T) {
+	marker := tools.SleepMarker()
 	e, ws := bashOnly(t, []llm.ScriptedResponse{
-		answer(call("b1", "bash", map[string]any{"command": treeCommand, "timeout": 1})),
+		answer(call("b1", "bash", map[string]any{"command": treeCommand(marker), "timeout": 1})),
 		answer(agent.Text("it timed out")),
 	})
 	run := e.start(input(ws, "bash"))
-	pids := readPIDs(t, filepath.Join(ws, "pids"), 4)
+	requireTree(t, ws, marker)
 	res := e.result(run)
 
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	require.True(t, res.Messages[2].IsError)
 	require.Equal(t, "Command timed out after 1 seconds", agent.TextOf(res.Messages[2].Content))
 	require.Equal(t, "it timed out", agent.TextOf(res.Messages[3].Content))
-	requireGone(t, pids, 5*time.Second)
+	tools.RequireNoProcessesWith(t, marker, 5*time.Second)
 }
 
 // A workflow cancellation aborts the run; here the tree also ignores
 // SIGTERM, so only the SIGKILL after the grace period ends it.
 func TestE2EWorkflowCancelKillsBashProcessTree(t *testing.T) {
+	marker := tools.SleepMarker()
 	e, ws := bashOnly(t, []llm.ScriptedResponse{
-		answer(call("b1", "bash", map[string]any{"command": "trap '' TERM; " + treeCommand})),
+		answer(call("b1", "bash", map[string]any{"command": "trap '' TERM; " + treeCommand(marker)})),
 		answer(agent.Text("never")),
 	})
 	run := e.start(input(ws, "bash"))
-	pids := readPIDs(t, filepath.Join(ws, "pids"), 4)
-	requireAlive(t, pids)
+	requireTree(t, ws, marker)
 	require.NoError(t, e.c.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -562,67 +564,17 @@ func TestE2EWorkflowCancelKillsBashProcessTree(t *testing.T) {
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	require.True(t, res.Messages[2].IsError)
 	require.Equal(t, "Command aborted", agent.TextOf(res.Messages[2].Content))
-	requireGone(t, pids, 5*time.Second)
+	tools.RequireNoProcessesWith(t, marker, 5*time.Second)
 }
 
-// readPIDs waits until the command has written n PIDs.
-func readPIDs(t *testing.T, file string, n int) []int {
+// requireTree waits until treeCommand's tree runs: the file started,
+// and the shell, the nested sh and both sleeps alive.
+func requireTree(t *testing.T, ws, marker string) {
 	t.Helper()
-	var pids []int
 	require.Eventually(t, func() bool {
-		b, _ := os.ReadFile(file)
-		fields := strings.Fields(string(b))
-		if len(fields) < n {
-			return false
-		}
-		pids = pids[:0]
-		for _, f := range fields {
-			pid, err := strconv.Atoi(f)
-			require.NoError(t, err)
-			if !slices.Contains(pids, pid) {
-				pids = append(pids, pid)
-			}
-		}
-		return true
-	}, 20*time.Second, 10*time.Millisecond, "the command did not record %d PIDs", n)
-	return pids
-}
-
-func requireAlive(t *testing.T, pids []int) {
-	t.Helper()
-	for _, pid := range pids {
-		require.False(t, gone(pid), "process %d is not running", pid)
-	}
-}
-
-// requireGone waits until kill(pid, 0) fails with ESRCH for every pid; a
-// zombie (dead, waiting for a reaper that a container's PID 1 may never be)
-// counts as gone. A survivor is killed so the test leaves nothing behind.
-func requireGone(t *testing.T, pids []int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for _, pid := range pids {
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("process %d is still alive %v later", pid, within)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] == "Z"
+		_, err := os.Stat(filepath.Join(ws, "started"))
+		return err == nil && len(tools.ProcessesWith(marker)) >= 4
+	}, 20*time.Second, 10*time.Millisecond, "the process tree did not start")
 }
 
 // --- tools on the machine that holds the workspace ------------------------

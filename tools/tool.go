@@ -72,6 +72,9 @@ type Call struct {
 	Args map[string]any
 	// Workspace is the directory file tools resolve paths in.
 	Workspace string
+	// Sandbox is what the run asks of the sandbox its commands run in
+	// (network, extra environment); nil asks for nothing.
+	Sandbox *agent.SandboxConfig
 	// IdempotencyKey is stable across retries of the same call: workflow id
 	// and tool call id.
 	IdempotencyKey string

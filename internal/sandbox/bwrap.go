@@ -29,6 +29,9 @@ func (s *Sandbox) useBwrap() error {
 	if err != nil {
 		return errors.New("bwrap: not installed (Debian and Ubuntu: apt-get install bubblewrap)")
 	}
+	if s.prlimit == "" {
+		return errors.New("bwrap: prlimit (util-linux) not found")
+	}
 	s.bwrap, s.mode = path, Bwrap
 	if err := s.probe(); err != nil {
 		s.bwrap, s.mode = "", ""
@@ -45,6 +48,11 @@ func (s *Sandbox) probe() error {
 		return err
 	}
 	defer os.RemoveAll(ws)
+	if s.cfg.RunAs != nil {
+		if err := chownAll(int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid), ws); err != nil {
+			return err
+		}
+	}
 	out, err := os.CreateTemp("", "agentloop-sandbox-probe-out-")
 	if err != nil {
 		return err
@@ -75,10 +83,14 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	a := []string{
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--disable-userns", "--cap-drop", "ALL",
-		// The command gets a session and process group of its own (the
-		// worker signals it), and dies with the thread that started bwrap.
-		"--new-session", "--die-with-parent",
-		"--json-status-fd", "3", "--block-fd", "4",
+		// The sandbox's pid 1 (bwrap's init) and the command get a session
+		// and process group of their own, which the worker signals.
+		// --die-with-parent is left out on purpose: with it the whole pid
+		// namespace dies the moment the shell exits, and background
+		// processes would lose the grace between SIGTERM and SIGKILL they
+		// get without a sandbox.
+		"--new-session",
+		"--json-status-fd", "3",
 	}
 	if !spec.Network {
 		a = append(a, "--unshare-net")
@@ -98,7 +110,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
 		"--bind", ws, ws)
 	a = s.masks(a, ws, ws)
-	return append(a, "--chdir", ws, "--", spec.Shell, "-c", spec.Command)
+	a = append(a, "--chdir", ws, "--", s.prlimit)
+	a = append(a, s.cfg.Limits.prlimitArgs()...)
+	return append(a, "--", spec.Shell, "-c", spec.Command)
 }
 
 // masks covers each hidden path inside dir: a directory with an empty
@@ -140,12 +154,14 @@ func maskFile() string {
 	return maskPath
 }
 
-// startBwrap starts bwrap, reads the pid of the sandbox's first process,
-// sets the limits on it while it waits on --block-fd, then lets it run
-// the command. That process's pid is the command's process group
-// (--new-session); bwrap itself stays outside it, so a SIGTERM to the
-// group reaches the command without taking the sandbox down, exactly as
-// without a sandbox.
+// startBwrap starts bwrap and reads the pid of the sandbox's pid 1, which
+// is the process group of the command (--new-session); bwrap itself stays
+// outside it, so a SIGTERM to the group reaches the command without
+// taking the sandbox down, and pid 1 ignores it (the kernel delivers a
+// namespace's init only the signals it handles). SIGKILL to the group
+// kills pid 1 too, and with it every process of the namespace. The
+// command itself is prlimit(1), which sets the limits and executes the
+// shell.
 func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error) {
 	ws, err := filepath.EvalSymlinks(spec.Dir)
 	if err != nil {
@@ -159,23 +175,15 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	if err != nil {
 		return nil, err
 	}
-	blockR, blockW, err := os.Pipe()
-	if err != nil {
-		statusR.Close()
-		statusW.Close()
-		return nil, err
-	}
 	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
 	cmd.Env = environment(spec, bwrapHome, bwrapTmp, proxyURL)
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
-	cmd.ExtraFiles = []*os.File{statusW, blockR} // fds 3 and 4
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = []*os.File{statusW} // fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
 	err = cmd.Start()
 	statusW.Close()
-	blockR.Close()
 	if err != nil {
 		statusR.Close()
-		blockW.Close()
 		return nil, err
 	}
 	p.monitor = cmd.Process.Pid
@@ -187,18 +195,12 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return bwrapExit(cmd, waitErr, rest)
 	}
 	child, err := readChildPID(status)
-	if err == nil {
-		p.Group = child
-		err = s.cfg.Limits.setLimits(child)
-	}
 	if err != nil {
-		blockW.Close()
 		syscall.Kill(p.monitor, syscall.SIGKILL)
 		finish()
 		return nil, err
 	}
-	blockW.Write([]byte{0})
-	blockW.Close()
+	p.Group = child
 	return finish, nil
 }
 

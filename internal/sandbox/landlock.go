@@ -31,13 +31,12 @@ func (s *Sandbox) useLandlock() error {
 	if s.abi < 1 {
 		return errors.New("landlock: not available in this kernel (Linux 5.13 or later with landlock in the lsm= list)")
 	}
-	path, err := exec.LookPath("prlimit")
-	if err != nil {
+	if s.prlimit == "" {
 		return errors.New("landlock: prlimit (util-linux) not found")
 	}
-	s.prlimit, s.mode = path, Landlock
+	s.mode = Landlock
 	if err := s.probe(); err != nil {
-		s.prlimit, s.mode = "", ""
+		s.mode = ""
 		return fmt.Errorf("landlock: %v", err)
 	}
 	return nil
@@ -64,6 +63,9 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	if err == nil {
 		err = os.Mkdir(home, 0o700)
 	}
+	if err == nil && s.cfg.RunAs != nil {
+		err = chownAll(int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid), tmp, home)
+	}
 	if err == nil {
 		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port), socketFilter(spec.Network))
 	}
@@ -76,7 +78,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	cmd.Dir = ws
 	cmd.Env = environment(spec, home, tmp, proxyURL)
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
@@ -86,6 +88,15 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		defer os.RemoveAll(tmp)
 		return exitOf(cmd, cmd.Wait())
 	}, nil
+}
+
+func chownAll(uid, gid int, paths ...string) error {
+	for _, p := range paths {
+		if err := os.Chown(p, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // landlockRules grant what a command may use. /proc is left out: it

@@ -65,18 +65,6 @@ func (l Limits) rlimits() []rlimit {
 	return list
 }
 
-// setLimits sets the limits on a process that has not yet run anything
-// of the command's (bwrap waits on --block-fd).
-func (l Limits) setLimits(pid int) error {
-	for _, r := range l.rlimits() {
-		lim := unix.Rlimit{Cur: r.soft, Max: r.hard}
-		if err := unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
-			return errors.New("sandbox: set " + r.flag[2:] + " limit: " + err.Error())
-		}
-	}
-	return nil
-}
-
 // prlimitArgs are prlimit(1)'s options for the limits.
 func (l Limits) prlimitArgs() []string {
 	var args []string

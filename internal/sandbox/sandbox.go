@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
@@ -59,6 +60,11 @@ type Config struct {
 	AllowNets []netip.Prefix
 	// NoNetwork refuses commands that ask for network.
 	NoNetwork bool
+	// RunAs runs commands as another user (a worker running as root):
+	// the kernel does not apply the process limit to root, and root's
+	// commands read root-only files. The workspace must be writable by
+	// that user. Nil runs them as the worker's user.
+	RunAs *syscall.Credential
 }
 
 // Spec is one command to run.
@@ -92,7 +98,7 @@ type Sandbox struct {
 	mode    Mode
 	bwrap   string   // bwrap's path (Bwrap)
 	version string   // bwrap --version
-	prlimit string   // prlimit's path (Landlock)
+	prlimit string   // prlimit's path
 	abi     int      // the kernel's Landlock ABI version, 0 without Landlock
 	system  []string // system directories that exist here
 	hidden  []string // Config.Hide, cleaned, those that exist
@@ -110,6 +116,7 @@ type Sandbox struct {
 func New(cfg Config) (*Sandbox, error) {
 	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Sandbox{cfg: cfg, abi: landlockABI(), system: systemDirs(), hidden: existing(cfg.Hide)}
+	s.prlimit, _ = exec.LookPath("prlimit")
 	switch cfg.Mode {
 	case None:
 		s.mode = None
@@ -151,6 +158,11 @@ func (s *Sandbox) Describe() string {
 	l := s.cfg.Limits
 	limits := fmt.Sprintf("limits: %d processes, %d MiB data, %s CPU, %d MiB files, %d open files",
 		l.Procs, l.Memory>>20, l.CPU, l.FileSize>>20, l.OpenFiles)
+	if s.cfg.RunAs != nil {
+		limits += fmt.Sprintf("; commands run as uid %d gid %d", s.cfg.RunAs.Uid, s.cfg.RunAs.Gid)
+	} else if os.Geteuid() == 0 {
+		limits += "; commands run as root, to whom the kernel does not apply the process limit (-sandbox-user)"
+	}
 	switch s.mode {
 	case Bwrap:
 		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities; %s; %s, /tmp %d MiB", s.version, s.bwrap, net, limits, l.TmpSize>>20)
@@ -165,16 +177,15 @@ type Process struct {
 	// Group is the process group of the command and everything it starts
 	// (unless they call setsid): signal it to stop the command.
 	Group int
-	// monitor is bwrap's own process, outside the group; killing it ends
-	// the command's pid namespace and so every process in it.
+	// monitor is bwrap's own process, outside the group.
 	monitor int
 	done    chan struct{}
 	exit    Exit
 	err     error
 }
 
-// Done is closed once the command has exited. Under bwrap that is once
-// everything in its pid namespace has been killed too.
+// Done is closed once the command's shell has exited; what it started may
+// live on until Kill.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Wait waits for the command and returns how it ended. An error means it
@@ -184,9 +195,10 @@ func (p *Process) Wait() (Exit, error) {
 	return p.exit, p.err
 }
 
-// Kill sends SIGKILL to the command's process group and, under bwrap, to
-// bwrap itself, which takes down every process of the sandbox, including
-// those that left the group.
+// Kill sends SIGKILL to the command's process group. Under bwrap that
+// group holds the sandbox's pid 1, whose death takes down every process of
+// the namespace, including those that left the group; bwrap itself is
+// killed too should it still run.
 func (p *Process) Kill() {
 	syscall.Kill(-p.Group, syscall.SIGKILL)
 	select {
@@ -306,4 +318,19 @@ func (l Limits) withDefaults() Limits {
 		d.TmpSize = l.TmpSize
 	}
 	return d
+}
+
+var (
+	defaultOnce    sync.Once
+	defaultSandbox *Sandbox
+	defaultErr     error
+)
+
+// Default is the sandbox of tools given none: Auto, DefaultLimits, and
+// DefaultHide from the process environment. It is set up on first use.
+func Default() (*Sandbox, error) {
+	defaultOnce.Do(func() {
+		defaultSandbox, defaultErr = New(Config{Mode: Auto, Hide: DefaultHide(os.Getenv)})
+	})
+	return defaultSandbox, defaultErr
 }
