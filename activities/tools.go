@@ -103,6 +103,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		Name:           in.ToolName,
 		Args:           in.Args,
 		Workspace:      workspace,
+		Sandbox:        in.Sandbox,
 		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, in.ToolCallID, info.WorkflowExecution.RunID, info.ActivityID),
 		Update:         func(r agent.ToolResult) { progress.update(r); updates.send(r) },
 		UpdateAt:       func(r agent.ToolResult, at time.Duration) { progress.update(r); updates.sendAt(r, at) },

@@ -138,6 +138,8 @@ type ExecuteInput struct {
 	// AgentRun numbers the agent run within the workflow run (a session
 	// runs one per prompt): an abort is the agent run's.
 	AgentRun int `json:"agentRun,omitempty"`
+	// Sandbox is what the run asks of the sandbox of the tool's processes.
+	Sandbox *agent.SandboxConfig `json:"sandbox,omitempty"`
 }
 
 // ExecuteOutput is the tool's result; IsError is set when the tool failed.

@@ -82,6 +82,7 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 			Workspace:  l.cfg.Workspace,
 			Aborted:    l.aborted,
 			AgentRun:   l.runNumber,
+			Sandbox:    l.cfg.Sandbox,
 		})
 }
 
