@@ -8,16 +8,19 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/logging"
+	"github.com/durable-agents/agentloop/internal/sandbox"
 	"github.com/durable-agents/agentloop/internal/secretenv"
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -28,6 +31,7 @@ import (
 )
 
 func main() {
+	protectErr := secretenv.Protect() // first: no other process of this user may read our memory or environ
 	address := flag.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
 	namespace := flag.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
@@ -37,10 +41,17 @@ func main() {
 	storeSpec := flag.String("store", store.DefaultSpec(), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
+	sandboxFlags := sandbox.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 
 	logger, z := logging.New(*logLevel, *logJSON)
 	defer func() { _ = z.Sync() }()
+	if protectErr != nil {
+		z.Sugar().Warnw("cannot mark the worker non-dumpable", "reason", protectErr.Error())
+	}
+	for _, w := range secretenv.CheckPermissions(os.Getenv) {
+		z.Warn(w)
+	}
 	opts, keys, err := temporalenv.Connection(*address, *namespace)
 	if err != nil {
 		z.Fatal(err.Error())
@@ -62,11 +73,12 @@ func main() {
 		z.Fatal("open content store: " + err.Error())
 	}
 	secretenv.Unset() // every secret has been read: keep them from the tools' commands
+	sb := startSandbox(z, sandboxFlags, opts.HostPort, *journalDir, *storeSpec)
 	j, err := journal.OpenJournal(*journalDir)
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
 	}
-	acts := activities.New(c, st, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{}))...), hooks.NewRegistry())
+	acts := activities.New(c, st, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb}))...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
 	if err := agentclient.CheckSearchAttributes(context.Background(), c, opts.Namespace); err != nil {
 		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
@@ -89,7 +101,7 @@ func main() {
 		encryption = "keys " + keys.String() + ", encrypting with " + keys.Active().ID()
 	}
 	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
-		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "store", st.Name(),
+		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "store", st.Name(), "sandbox", sb.Describe(),
 		"providers", append([]string{llm.ScriptedProviderName}, providers...))
 	for _, w := range workers[1:] {
 		if err := w.Start(); err != nil {
@@ -100,6 +112,31 @@ func main() {
 	if err := workers[0].Run(worker.InterruptCh()); err != nil {
 		z.Fatal("worker: " + err.Error())
 	}
+}
+
+// startSandbox sets up the sandbox of bash's commands, which never see
+// the worker's home, state, keys or credentials and cannot reach the
+// Temporal frontend. It exits when no sandbox works here, unless the
+// operator chose -sandbox=none, which is logged as a warning at every
+// start.
+func startSandbox(z *zap.Logger, flags *sandbox.Flags, frontend, journalDir, storeSpec string) *sandbox.Sandbox {
+	cfg, err := flags.Config()
+	if err != nil {
+		z.Fatal(err.Error())
+	}
+	cfg.Hide = append(sandbox.DefaultHide(os.Getenv), journalDir)
+	if !strings.Contains(storeSpec, "://") {
+		cfg.Hide = append(cfg.Hide, storeSpec)
+	}
+	cfg.Frontends = []string{frontend}
+	sb, err := sandbox.New(cfg)
+	if err != nil {
+		z.Fatal("tool sandbox: " + err.Error())
+	}
+	if sb.Mode() == sandbox.None {
+		z.Warn("-sandbox=none: bash commands run unsandboxed, with the worker's rights and network: they can read its files, keys and credentials and reach the Temporal server")
+	}
+	return sb
 }
 
 // stateDir is a directory that survives the worker, in the user's state

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -163,7 +162,7 @@ func maskFile() string {
 // command itself is prlimit(1), which sets the limits and executes the
 // shell.
 func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error) {
-	ws, err := filepath.EvalSymlinks(spec.Dir)
+	ws, err := realDir(spec.Dir)
 	if err != nil {
 		return nil, err
 	}

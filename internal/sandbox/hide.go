@@ -77,6 +77,16 @@ func existing(paths []string) []string {
 	return out
 }
 
+// realDir is dir absolute and with symlinks resolved: what bwrap mounts
+// and Landlock grants.
+func realDir(dir string) (string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
+}
+
 // within reports whether path is dir or below it.
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")

@@ -50,7 +50,7 @@ func (s *Sandbox) useLandlock() error {
 // Landlock also keeps it from ptracing or reading /proc of processes
 // outside its domain, the worker among them.
 func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), error) {
-	ws, err := filepath.EvalSymlinks(spec.Dir)
+	ws, err := realDir(spec.Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -209,3 +209,21 @@ func processesRunning(cmdlines ...string) []int {
 	}
 	return pids
 }
+
+// A worker started with -workspace . gives the sandbox a relative
+// directory: it mounts and grants the absolute one.
+func TestRelativeWorkspace(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for mode, s := range modes(t, Config{}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, exit := run(t, s, ".", "pwd; touch made", false)
+			if out != dir+"\n" || exit.Code != 0 {
+				t.Errorf("got %q, %+v; want %s", out, exit, dir)
+			}
+		})
+	}
+}
