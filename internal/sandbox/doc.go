@@ -11,7 +11,7 @@
 //   - bwrap.go: bubblewrap, the default. Own user, pid, mount, IPC, UTS
 //     and network namespaces; the system directories read-only, the
 //     workspace read-write, a private /tmp, nothing else mounted; no
-//     capabilities; the limits set by prlimit(1), which runs the shell.
+//     capabilities; the limits set with prlimit(2) before the command runs.
 //   - landlock.go: the fallback where user namespaces are unavailable:
 //     Landlock file-system, TCP and IPC-scope rules and a seccomp filter
 //     (seccomp.go) on the thread that starts the command, a private

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -63,6 +64,18 @@ func (l Limits) rlimits() []rlimit {
 		}
 	}
 	return list
+}
+
+// setLimits sets the limits on a process that has not yet run anything
+// of the command's.
+func (l Limits) setLimits(pid int) error {
+	for _, r := range l.rlimits() {
+		lim := unix.Rlimit{Cur: r.soft, Max: r.hard}
+		if err := unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
+			return fmt.Errorf("sandbox: set the %s limit: %w", r.flag[2:], err)
+		}
+	}
+	return nil
 }
 
 // prlimitArgs are prlimit(1)'s options for the limits.
