@@ -42,6 +42,19 @@ versitygw_bin() {
   echo "$bin/versitygw"
 }
 
+# bubblewrap isolates the bash tool's commands (internal/sandbox); the
+# worker refuses to start without a sandbox unless told -sandbox=none.
+ensure_bubblewrap() {
+  command -v bwrap >/dev/null 2>&1 && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing bubblewrap (the tool sandbox)..." >&2
+    apt-get install -y bubblewrap >&2 || { apt-get update >&2 && apt-get install -y bubblewrap >&2; }
+  else
+    echo "bubblewrap (bwrap) is missing: install it (Debian/Ubuntu: sudo apt-get install bubblewrap)." >&2
+    echo "Without it the tools fall back to Landlock where the kernel has it, and fail otherwise." >&2
+  fi
+}
+
 port_open() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
