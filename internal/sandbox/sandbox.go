@@ -148,6 +148,9 @@ func (s *Sandbox) Config() Config { return s.cfg }
 // Describe says in one line what commands run under, for the worker's
 // start-up log.
 func (s *Sandbox) Describe() string {
+	if s.mode == None {
+		return "none: commands run with the worker's rights, environment and network"
+	}
 	net := "network on: through the worker's proxy, TCP only"
 	switch {
 	case s.cfg.NoNetwork:
@@ -158,18 +161,21 @@ func (s *Sandbox) Describe() string {
 	l := s.cfg.Limits
 	limits := fmt.Sprintf("limits: %d processes, %d MiB data, %s CPU, %d MiB files, %d open files",
 		l.Procs, l.Memory>>20, l.CPU, l.FileSize>>20, l.OpenFiles)
+	who := "as the worker's user"
 	if s.cfg.RunAs != nil {
-		limits += fmt.Sprintf("; commands run as uid %d gid %d", s.cfg.RunAs.Uid, s.cfg.RunAs.Gid)
+		who = fmt.Sprintf("as uid %d gid %d", s.cfg.RunAs.Uid, s.cfg.RunAs.Gid)
 	} else if os.Geteuid() == 0 {
-		limits += "; commands run as root, to whom the kernel does not apply the process limit (-sandbox-user)"
+		who = "as root, to whom the kernel does not apply the process limit (see -sandbox-user)"
 	}
-	switch s.mode {
-	case Bwrap:
-		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities; %s; %s, /tmp %d MiB", s.version, s.bwrap, net, limits, l.TmpSize>>20)
-	case Landlock:
-		return fmt.Sprintf("landlock ABI %d and seccomp (bwrap unusable: %s); %s; %s", s.abi, s.reason, net, limits)
+	if s.mode == Bwrap {
+		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities, /tmp %d MiB; %s; %s; commands run %s",
+			s.version, s.bwrap, l.TmpSize>>20, net, limits, who)
 	}
-	return "none: commands run with the worker's rights, environment and network"
+	why := ""
+	if s.reason != "" {
+		why = " (" + s.reason + ")"
+	}
+	return fmt.Sprintf("landlock ABI %d and seccomp%s; %s; %s; commands run %s", s.abi, why, net, limits, who)
 }
 
 // Process is a started command.
