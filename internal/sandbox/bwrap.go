@@ -186,7 +186,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return nil, err
 	}
 	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
-	cmd.Env = environment(spec, bwrapHome, bwrapTmp, proxyURL)
+	cmd.Env = s.environment(spec, bwrapHome, bwrapTmp, proxyURL)
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.ExtraFiles = []*os.File{statusW} // fd 3
 	var blockW *os.File

@@ -111,18 +111,36 @@ func (s *Sandbox) isHidden(path string) bool {
 	return slices.ContainsFunc(s.hidden, func(h string) bool { return within(path, h) })
 }
 
+// visiblePath is the worker's PATH without the directories commands cannot
+// read (its home's, say): under Landlock they still exist, and a program
+// found there first would fail with "Permission denied" instead of being
+// looked up further along.
+func (s *Sandbox) visiblePath() string {
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		visible := slices.ContainsFunc(s.system, func(sys string) bool { return within(dir, sys) })
+		if visible && !s.isHidden(dir) && !slices.Contains(keep, dir) {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, ":")
+}
+
 // Environment is what a command starts with: nothing of the worker's
-// except PATH, LANG, LC_ALL, TERM and TZ, plus HOME and TMPDIR in its
-// private directories, the proxy when it has network, and the run's own
-// variables (spec.Env), which may override any of these.
-func environment(spec Spec, home, tmp, proxyURL string) []string {
+// except LANG, LC_ALL, TERM, TZ and the visible part of PATH, plus HOME and
+// TMPDIR in its private directories, the proxy when it has network, and
+// the run's own variables (spec.Env), which may override any of these.
+func (s *Sandbox) environment(spec Spec, home, tmp, proxyURL string) []string {
 	env := map[string]string{
 		"PATH":   "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME":   home,
 		"TMPDIR": tmp,
 		"LANG":   "C.UTF-8",
 	}
-	for _, name := range []string{"PATH", "LANG", "LC_ALL", "TERM", "TZ"} {
+	if path := s.visiblePath(); path != "" {
+		env["PATH"] = path
+	}
+	for _, name := range []string{"LANG", "LC_ALL", "TERM", "TZ"} {
 		if v := os.Getenv(name); v != "" {
 			env[name] = v
 		}

@@ -76,7 +76,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	args := append(s.cfg.Limits.prlimitArgs(), "--", spec.Shell, "-c", spec.Command)
 	cmd := exec.Command(s.prlimit, args...)
 	cmd.Dir = ws
-	cmd.Env = environment(spec, home, tmp, proxyURL)
+	cmd.Env = s.environment(spec, home, tmp, proxyURL)
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
 	if err := cmd.Start(); err != nil {
