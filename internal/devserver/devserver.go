@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -76,11 +77,20 @@ type Options struct {
 	HostPort string
 	// Log receives the server's output; nil discards it.
 	Log io.Writer
+	// Metrics serves the server's Prometheus metrics on a free loopback
+	// port (Server.Requests reads them); without it the CLI still serves
+	// them, on a port nobody knows.
+	Metrics bool
+	// ExtraArgs are added to ServerArgs.
+	ExtraArgs []string
 }
 
 // Server is a running dev server and a client for it.
 type Server struct {
 	*testsuite.DevServer
+	// MetricsURL is where the server serves its metrics, with
+	// Options.Metrics.
+	MetricsURL string
 }
 
 // Start starts a dev server with the project's search attributes.
@@ -93,6 +103,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	args := append(ServerArgs(), o.ExtraArgs...)
+	var metricsURL string
+	if o.Metrics {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--metrics-port", strconv.Itoa(port))
+		metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath: path,
 		ClientOptions: &client.Options{
@@ -103,14 +123,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		EnableUI:   o.UI,
 		UIPort:     o.UIPort,
 		LogLevel:   "error",
-		ExtraArgs:  ServerArgs(),
+		ExtraArgs:  args,
 		Stdout:     out,
 		Stderr:     out,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start temporal dev server (%s): %w", path, err)
 	}
-	return &Server{DevServer: srv}, nil
+	return &Server{DevServer: srv, MetricsURL: metricsURL}, nil
 }
 
 // ServerArgs are the extra `temporal server start-dev` arguments of every
