@@ -228,6 +228,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return nil, err
 	}
 	p.Group = child
+	p.init, _ = os.FindProcess(child) // a pidfd, taken while pid 1 surely lives
 	return finish, nil
 }
 

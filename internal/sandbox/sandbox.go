@@ -185,9 +185,12 @@ type Process struct {
 	Group int
 	// monitor is bwrap's own process, outside the group.
 	monitor int
-	done    chan struct{}
-	exit    Exit
-	err     error
+	// init is the sandbox's pid 1 (bwrap): see Wait.
+	init     *os.Process
+	reapOnce sync.Once
+	done     chan struct{}
+	exit     Exit
+	err      error
 }
 
 // Done is closed once the command's shell has exited; what it started may
@@ -196,8 +199,21 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Wait waits for the command and returns how it ended. An error means it
 // never started (the sandbox failed; its message is in the output).
+//
+// Under bwrap it also reaps the sandbox's pid 1 when the worker has become
+// its parent: bwrap's monitor exits with the shell, and the orphaned pid 1
+// goes to the machine's init, which is the worker itself in a container
+// started without --init. The handle is a pidfd, so a reused pid is never
+// mistaken for it; when pid 1 is not the worker's child, Wait returns at
+// once.
 func (p *Process) Wait() (Exit, error) {
 	<-p.done
+	p.reapOnce.Do(func() {
+		if p.init != nil {
+			p.init.Wait()
+			p.init.Release()
+		}
+	})
 	return p.exit, p.err
 }
 
