@@ -5,8 +5,9 @@
 // reading injected instructions.
 //
 // Start reading at sandbox.go: Config (what the worker sets once), New
-// (which picks a mechanism and refuses when none works), Spec (one command)
-// and Process (how it is stopped and waited for). The mechanisms:
+// (which picks a mechanism and refuses when none works) and Spec (one
+// command); then process.go (how a command is stopped and waited for),
+// limits.go and flags.go (the worker's -sandbox flags). The mechanisms:
 //
 //   - bwrap.go: bubblewrap, the default. Own user, pid, mount, IPC, UTS
 //     and network namespaces; the system directories read-only, the

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/user"
 	"strconv"
 	"strings"
@@ -89,4 +90,37 @@ func lookupUser(s string) (*syscall.Credential, error) {
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// Describe says in one line what commands run under, for the worker's
+// start-up log.
+func (s *Sandbox) Describe() string {
+	if s.mode == None {
+		return "none: commands run with the worker's rights, environment and network"
+	}
+	net := "network on: through the worker's proxy, TCP only"
+	switch {
+	case s.cfg.NoNetwork:
+		net = "network on: refused"
+	case s.abi < 4:
+		net = fmt.Sprintf("network on: unavailable (Landlock ABI %d, needs 4)", s.abi)
+	}
+	l := s.cfg.Limits
+	limits := fmt.Sprintf("limits: %d processes, %d MiB data, %s CPU, %d MiB files, %d open files",
+		l.Procs, l.Memory>>20, l.CPU, l.FileSize>>20, l.OpenFiles)
+	who := "as the worker's user"
+	if s.cfg.RunAs != nil {
+		who = fmt.Sprintf("as uid %d gid %d", s.cfg.RunAs.Uid, s.cfg.RunAs.Gid)
+	} else if os.Geteuid() == 0 {
+		who = "as root, to whom the kernel does not apply the process limit (see -sandbox-user)"
+	}
+	if s.mode == Bwrap {
+		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities, /tmp %d MiB; %s; %s; commands run %s",
+			s.version, s.bwrap, l.TmpSize>>20, net, limits, who)
+	}
+	why := ""
+	if s.reason != "" {
+		why = " (" + s.reason + ")"
+	}
+	return fmt.Sprintf("landlock ABI %d and seccomp%s; %s; %s; commands run %s", s.abi, why, net, limits, who)
 }

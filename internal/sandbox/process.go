@@ -2,13 +2,73 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
+	"os"
 	"os/exec"
-	"strconv"
+	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
+
+// Exit is how a command ended.
+type Exit struct {
+	Code int
+	// Signal is set when the shell died of a signal. Under bwrap, which
+	// reports such a death as 128+n, Code holds that number instead.
+	Signal syscall.Signal
+}
+
+// Process is a started command.
+type Process struct {
+	// Group is the process group of the command and everything it starts
+	// (unless they call setsid): signal it to stop the command.
+	Group int
+	// monitor is bwrap's own process, outside the group.
+	monitor int
+	// init is the sandbox's pid 1 (bwrap): see Wait.
+	init     *os.Process
+	reapOnce sync.Once
+	done     chan struct{}
+	exit     Exit
+	err      error
+}
+
+// Done is closed once the command's shell has exited; what it started may
+// live on until Kill.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the command and returns how it ended. An error means it
+// never started (the sandbox failed; its message is in the output).
+//
+// Under bwrap it also reaps the sandbox's pid 1 when the worker has become
+// its parent: bwrap's monitor exits with the shell, and the orphaned pid 1
+// goes to the machine's init, which is the worker itself in a container
+// started without --init. The handle is a pidfd, so a reused pid is never
+// mistaken for it; when pid 1 is not the worker's child, Wait returns at
+// once.
+func (p *Process) Wait() (Exit, error) {
+	<-p.done
+	p.reapOnce.Do(func() {
+		if p.init != nil {
+			p.init.Wait()
+			p.init.Release()
+		}
+	})
+	return p.exit, p.err
+}
+
+// Kill sends SIGKILL to the command's process group. Under bwrap that
+// group holds the sandbox's pid 1, whose death takes down every process of
+// the namespace, including those that left the group; bwrap itself is
+// killed too should it still run.
+func (p *Process) Kill() {
+	syscall.Kill(-p.Group, syscall.SIGKILL)
+	select {
+	case <-p.done:
+	default:
+		if p.monitor != 0 {
+			syscall.Kill(p.monitor, syscall.SIGKILL)
+		}
+	}
+}
 
 // startPlain runs the command as the worker's child in its own process
 // group, with the worker's environment: Mode None, pi's behaviour.
@@ -35,54 +95,4 @@ func exitOf(cmd *exec.Cmd, waitErr error) (Exit, error) {
 		return Exit{Signal: status.Signal()}, nil
 	}
 	return Exit{Code: status.ExitStatus()}, nil
-}
-
-// rlimit is one resource limit to set.
-type rlimit struct {
-	resource   int
-	flag       string // prlimit(1)'s option
-	soft, hard uint64
-}
-
-// rlimits are the limits to set, each no higher than the worker's own
-// hard limit, which an unprivileged process cannot raise. The CPU limit's
-// hard value comes a second after its soft one, so that a process gets
-// SIGXCPU ("CPU time limit exceeded") before SIGKILL.
-func (l Limits) rlimits() []rlimit {
-	cpu := max(uint64(l.CPU.Seconds()), 1)
-	list := []rlimit{
-		{unix.RLIMIT_NPROC, "--nproc", l.Procs, l.Procs},
-		{unix.RLIMIT_DATA, "--data", l.Memory, l.Memory},
-		{unix.RLIMIT_CPU, "--cpu", cpu, cpu + 1},
-		{unix.RLIMIT_FSIZE, "--fsize", l.FileSize, l.FileSize},
-		{unix.RLIMIT_NOFILE, "--nofile", l.OpenFiles, l.OpenFiles},
-	}
-	for i, r := range list {
-		var own unix.Rlimit
-		if unix.Getrlimit(r.resource, &own) == nil {
-			list[i].soft, list[i].hard = min(r.soft, own.Max), min(r.hard, own.Max)
-		}
-	}
-	return list
-}
-
-// setLimits sets the limits on a process that has not yet run anything
-// of the command's.
-func (l Limits) setLimits(pid int) error {
-	for _, r := range l.rlimits() {
-		lim := unix.Rlimit{Cur: r.soft, Max: r.hard}
-		if err := unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
-			return fmt.Errorf("sandbox: set the %s limit: %w", r.flag[2:], err)
-		}
-	}
-	return nil
-}
-
-// prlimitArgs are prlimit(1)'s options for the limits.
-func (l Limits) prlimitArgs() []string {
-	var args []string
-	for _, r := range l.rlimits() {
-		args = append(args, r.flag+"="+strconv.FormatUint(r.soft, 10)+":"+strconv.FormatUint(r.hard, 10))
-	}
-	return args
 }

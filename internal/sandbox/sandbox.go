@@ -7,9 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // Mode is how tool processes are isolated.
@@ -84,14 +84,6 @@ type Spec struct {
 	Env map[string]string
 }
 
-// Exit is how a command ended.
-type Exit struct {
-	Code int
-	// Signal is set when the shell died of a signal. Under bwrap, which
-	// reports such a death as 128+n, Code holds that number instead.
-	Signal syscall.Signal
-}
-
 // Sandbox runs commands under one Config. It is safe for concurrent use.
 type Sandbox struct {
 	cfg     Config
@@ -145,93 +137,6 @@ func (s *Sandbox) Mode() Mode { return s.mode }
 // Config is the configuration the sandbox runs with, limits filled in.
 func (s *Sandbox) Config() Config { return s.cfg }
 
-// Describe says in one line what commands run under, for the worker's
-// start-up log.
-func (s *Sandbox) Describe() string {
-	if s.mode == None {
-		return "none: commands run with the worker's rights, environment and network"
-	}
-	net := "network on: through the worker's proxy, TCP only"
-	switch {
-	case s.cfg.NoNetwork:
-		net = "network on: refused"
-	case s.abi < 4:
-		net = fmt.Sprintf("network on: unavailable (Landlock ABI %d, needs 4)", s.abi)
-	}
-	l := s.cfg.Limits
-	limits := fmt.Sprintf("limits: %d processes, %d MiB data, %s CPU, %d MiB files, %d open files",
-		l.Procs, l.Memory>>20, l.CPU, l.FileSize>>20, l.OpenFiles)
-	who := "as the worker's user"
-	if s.cfg.RunAs != nil {
-		who = fmt.Sprintf("as uid %d gid %d", s.cfg.RunAs.Uid, s.cfg.RunAs.Gid)
-	} else if os.Geteuid() == 0 {
-		who = "as root, to whom the kernel does not apply the process limit (see -sandbox-user)"
-	}
-	if s.mode == Bwrap {
-		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities, /tmp %d MiB; %s; %s; commands run %s",
-			s.version, s.bwrap, l.TmpSize>>20, net, limits, who)
-	}
-	why := ""
-	if s.reason != "" {
-		why = " (" + s.reason + ")"
-	}
-	return fmt.Sprintf("landlock ABI %d and seccomp%s; %s; %s; commands run %s", s.abi, why, net, limits, who)
-}
-
-// Process is a started command.
-type Process struct {
-	// Group is the process group of the command and everything it starts
-	// (unless they call setsid): signal it to stop the command.
-	Group int
-	// monitor is bwrap's own process, outside the group.
-	monitor int
-	// init is the sandbox's pid 1 (bwrap): see Wait.
-	init     *os.Process
-	reapOnce sync.Once
-	done     chan struct{}
-	exit     Exit
-	err      error
-}
-
-// Done is closed once the command's shell has exited; what it started may
-// live on until Kill.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Wait waits for the command and returns how it ended. An error means it
-// never started (the sandbox failed; its message is in the output).
-//
-// Under bwrap it also reaps the sandbox's pid 1 when the worker has become
-// its parent: bwrap's monitor exits with the shell, and the orphaned pid 1
-// goes to the machine's init, which is the worker itself in a container
-// started without --init. The handle is a pidfd, so a reused pid is never
-// mistaken for it; when pid 1 is not the worker's child, Wait returns at
-// once.
-func (p *Process) Wait() (Exit, error) {
-	<-p.done
-	p.reapOnce.Do(func() {
-		if p.init != nil {
-			p.init.Wait()
-			p.init.Release()
-		}
-	})
-	return p.exit, p.err
-}
-
-// Kill sends SIGKILL to the command's process group. Under bwrap that
-// group holds the sandbox's pid 1, whose death takes down every process of
-// the namespace, including those that left the group; bwrap itself is
-// killed too should it still run.
-func (p *Process) Kill() {
-	syscall.Kill(-p.Group, syscall.SIGKILL)
-	select {
-	case <-p.done:
-	default:
-		if p.monitor != 0 {
-			syscall.Kill(p.monitor, syscall.SIGKILL)
-		}
-	}
-}
-
 // errNetworkOff refuses a command that asks for network where it is off.
 var errNetworkOff = errors.New("network is off for tool processes on this worker")
 
@@ -265,7 +170,15 @@ func (s *Sandbox) check(spec Spec) error {
 	if err := checkEnv(spec.Env); err != nil {
 		return err
 	}
-	if !spec.Network || s.mode == None {
+	if s.mode == None {
+		return nil
+	}
+	// The workspace is mounted read-write: one that holds /usr or /etc
+	// (/ itself) would hand commands the system.
+	if ws, err := realDir(spec.Dir); err == nil && slices.ContainsFunc(s.system, func(sys string) bool { return within(sys, ws) }) {
+		return fmt.Errorf("sandbox: the workspace %s holds system directories, which commands could then change; use a project directory", ws)
+	}
+	if !spec.Network {
 		return nil
 	}
 	if s.cfg.NoNetwork {
@@ -285,61 +198,6 @@ func (s *Sandbox) start(p *Process, spec Spec) (wait func() (Exit, error), err e
 		return s.startLandlock(p, spec)
 	}
 	return startPlain(p, spec)
-}
-
-// Limits bound every process of a command; each is inherited by what it
-// starts. Zero values take DefaultLimits.
-type Limits struct {
-	// Procs is RLIMIT_NPROC. Under bwrap it counts the sandbox's own
-	// processes (its user namespace); under Landlock every process of the
-	// worker's user. The kernel does not apply it to root.
-	Procs uint64
-	// Memory is RLIMIT_DATA in bytes, per process: heap and private
-	// writable mappings. (RLIMIT_AS would also count the address space
-	// that V8, the JVM and Go reserve without using, and break them.)
-	Memory uint64
-	// CPU is RLIMIT_CPU per process: SIGXCPU, then SIGKILL a second later.
-	CPU time.Duration
-	// FileSize is RLIMIT_FSIZE in bytes: the largest file a process writes.
-	FileSize uint64
-	// OpenFiles is RLIMIT_NOFILE.
-	OpenFiles uint64
-	// TmpSize caps the private /tmp (bwrap: a tmpfs, which is memory).
-	TmpSize uint64
-}
-
-// DefaultLimits leave room for compilers, test suites and package
-// managers while stopping a runaway command long before the machine.
-var DefaultLimits = Limits{
-	Procs:     1024,
-	Memory:    4 << 30,
-	CPU:       time.Hour,
-	FileSize:  2 << 30,
-	OpenFiles: 8192,
-	TmpSize:   1 << 30,
-}
-
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
-	if l.Procs > 0 {
-		d.Procs = l.Procs
-	}
-	if l.Memory > 0 {
-		d.Memory = l.Memory
-	}
-	if l.CPU > 0 {
-		d.CPU = l.CPU
-	}
-	if l.FileSize > 0 {
-		d.FileSize = l.FileSize
-	}
-	if l.OpenFiles > 0 {
-		d.OpenFiles = l.OpenFiles
-	}
-	if l.TmpSize > 0 {
-		d.TmpSize = l.TmpSize
-	}
-	return d
 }
 
 var (

@@ -227,3 +227,16 @@ func TestRelativeWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// A workspace that holds system directories would be mounted read-write
+// over them: refused.
+func TestSystemWorkspaceIsRefused(t *testing.T) {
+	for mode, s := range modes(t, Config{}) {
+		for _, ws := range []string{"/", "/usr"} {
+			_, err := s.Start(Spec{Shell: "/bin/bash", Command: "true", Dir: ws, Output: os.Stdout})
+			if err == nil || !strings.Contains(err.Error(), "holds system directories") {
+				t.Errorf("%s %s: %v", mode, ws, err)
+			}
+		}
+	}
+}
