@@ -4,31 +4,66 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/store"
 )
 
 // Live streaming of model turns. Token deltas must reach a watching client
 // at once but must never enter history. They travel as the model-turn
 // activity's heartbeat details, which the server keeps only for the pending
-// activity: the activity heartbeats through the client (not the SDK's
-// throttled RecordHeartbeat) every StreamInterval while there is news, and
-// a client polls DescribeWorkflowExecution. The heartbeat answer also
-// carries cancellation, so an abort stops the stream within one interval.
+// activity; a client polls DescribeWorkflowExecution. Every heartbeat is a
+// billable action (Temporal Cloud) and a write of the run's mutable state
+// (self-hosted), so what a turn sends follows what someone sees:
+//
+//   - watched (a client holds the workflow's watch lease in the content
+//     store, see store.WatchLeases): at most one heartbeat per
+//     StreamInterval while there is news, whatever the model's token rate.
+//     Each carries only the stream events since the previous one, and now
+//     and then a checkpoint (the whole partial message) that a client which
+//     missed a heartbeat, or came in mid-turn, resumes from. Checkpoints
+//     cost at most checkpointRate bytes a second, so the bytes a turn
+//     writes grow with its answer, not with its square.
+//   - nobody watches: one heartbeat per streamLiveness, for liveness only,
+//     carrying no events.
+//
+// Cancellation (an abort) reaches an activity in a heartbeat's answer. When
+// no heartbeat went out for cancelCheck, the turn asks the server with
+// DescribeWorkflowExecution instead, which is not billed, so an abort still
+// stops the stream within about cancelCheck.
+//
+// A worker whose store keeps no leases cannot know, and streams as if
+// watched: heartbeats are the path that always works.
 const (
-	// StreamInterval is the longest a new delta waits before it is sent.
-	StreamInterval = 50 * time.Millisecond
-	// streamKeepAlive is how often an idle stream still heartbeats, and so
-	// how long a model call waiting for its first token takes to see an abort.
-	streamKeepAlive = time.Second
-	// liveEvents is how many recent events a heartbeat carries, and
-	// liveEventBytes how many bytes of deltas; liveTailBytes bounds the
-	// partial message it carries. Heartbeat details share Temporal's 2 MB
-	// payload limit, and a model may write more than that in one turn.
+	// StreamInterval is the shortest time between two heartbeats of a
+	// watched stream (4 a second), and so the longest a delta waits for
+	// one.
+	StreamInterval = 250 * time.Millisecond
+	// streamLiveness is how often a turn heartbeats with nothing to carry:
+	// nobody watches, or the model is silent. The model turn's heartbeat
+	// timeout is 30 s.
+	streamLiveness = 10 * time.Second
+	// WatchCheck is how often a streaming turn reads its watch lease: a
+	// watcher who comes in mid-turn gets deltas within about this long.
+	WatchCheck = 2 * time.Second
+	// cancelCheck bounds how long an abort waits to reach a turn that sends
+	// no heartbeat.
+	cancelCheck = 500 * time.Millisecond
+	// checkpointRate bounds the bytes a second that checkpoints add to a
+	// watched stream, and checkpointMin the time between two: a short
+	// answer is checkpointed every second, a 40 KB one every 5 s.
+	checkpointRate = 8 << 10
+	checkpointMin  = time.Second
+	// liveEvents and liveEventBytes bound the events one heartbeat carries
+	// (more since the last heartbeat are dropped, oldest first, and the
+	// next one carries a checkpoint instead); livePartial bounds a
+	// checkpoint. Heartbeat details share Temporal's 2 MB payload limit.
 	liveEvents     = 256
 	liveEventBytes = 256 << 10
 	livePartial    = 512 << 10
@@ -36,32 +71,57 @@ const (
 
 // liveStream collects a model turn's stream events and heartbeats them.
 type liveStream struct {
-	mu         sync.Mutex
-	progress   LiveProgress
-	eventBytes int
-	dirty      bool
+	mu          sync.Mutex
+	attempt     int32
+	turn        int
+	seq         int64       // the newest event's number
+	events      []LiveEvent // events no heartbeat carried yet
+	eventBytes  int
+	partial     *agent.Message
+	dirty       bool // events no heartbeat carried yet
+	lost        bool // events were dropped: the next heartbeat checkpoints
+	lastBeat    time.Time
+	checkpoint  time.Time // when the last checkpoint went; zero: none yet
+	watch       *watchers
+	cancelCause context.CancelCauseFunc
 
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
-	cancel context.CancelCauseFunc
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
 }
 
-// startLiveStream heartbeats until stop is called. When the server answers a
-// heartbeat with a cancellation (abort), it cancels the returned context.
+// startLiveStream heartbeats until close is called. When the server answers
+// that the turn must stop (an abort), it cancels the returned context.
 func (a *Activities) startLiveStream(ctx context.Context, turn int) (context.Context, *liveStream) {
 	info := activity.GetInfo(ctx)
 	ctx, cancel := context.WithCancelCause(ctx)
 	s := &liveStream{
-		progress: LiveProgress{Attempt: info.Attempt, Turn: turn},
-		wake:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-		cancel:   cancel,
+		attempt:     info.Attempt,
+		turn:        turn,
+		lastBeat:    time.Now(), // no heartbeat at the start: a quick turn costs none
+		cancelCause: cancel,
+		wake:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
 	}
-	go s.loop(ctx, func(p LiveProgress) error {
-		return a.Client.RecordActivityHeartbeat(ctx, info.TaskToken, p)
-	})
+	s.watch = a.followWatchers(ctx, info.WorkflowExecution.ID, s.stop, s.poke)
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		s.checkCancel(ctx, func(ctx context.Context) (bool, error) {
+			return a.cancelRequested(ctx, info)
+		})
+	}()
+	go func() {
+		s.loop(ctx, func(p LiveProgress) error {
+			rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
+			defer cancel()
+			return a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p)
+		})
+		<-checked
+		s.watch.wait()
+		close(s.done)
+	}()
 	return ctx, s
 }
 
@@ -75,21 +135,26 @@ func (s *liveStream) emit(e agent.StreamEvent) {
 		partial = e.Error
 	}
 	e.Partial, e.Message, e.Error = nil, nil, nil
-	size := len(e.Delta) + len(e.Content) + 64
 	s.mu.Lock()
-	s.progress.Seq++
-	s.progress.Events = append(s.progress.Events, LiveEvent{Seq: s.progress.Seq, At: time.Now().UnixMilli(), Event: e})
-	s.eventBytes += size
-	for len(s.progress.Events) > liveEvents || (s.eventBytes > liveEventBytes && len(s.progress.Events) > 1) {
-		old := s.progress.Events[0].Event
-		s.eventBytes -= len(old.Delta) + len(old.Content) + 64
-		s.progress.Events = s.progress.Events[1:]
+	s.seq++
+	s.events = append(s.events, LiveEvent{Seq: s.seq, At: time.Now().UnixMilli(), Event: e})
+	s.eventBytes += eventSize(e)
+	for len(s.events) > liveEvents || (s.eventBytes > liveEventBytes && len(s.events) > 1) {
+		s.eventBytes -= eventSize(s.events[0].Event)
+		s.events = s.events[1:]
+		s.lost = true
 	}
 	if partial != nil {
-		s.progress.Partial = partial
+		s.partial = partial
 	}
 	s.dirty = true
 	s.mu.Unlock()
+	s.poke()
+}
+
+func eventSize(e agent.StreamEvent) int { return len(e.Delta) + len(e.Content) + 64 }
+
+func (s *liveStream) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -102,49 +167,185 @@ func (s *liveStream) close() {
 	<-s.done
 }
 
+func (s *liveStream) isWatched() bool { return s.watch.now() }
+
 func (s *liveStream) loop(ctx context.Context, send func(LiveProgress) error) {
-	defer close(s.done)
-	var last time.Time
-	t := time.NewTicker(StreamInterval)
+	t := time.NewTimer(streamLiveness)
 	defer t.Stop()
-	beat := func(force bool) {
-		s.mu.Lock()
-		if !s.dirty && !force {
-			s.mu.Unlock()
+	for {
+		due := s.due()
+		if wait := time.Until(due); wait > 0 {
+			t.Reset(wait)
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-s.wake:
+				// News, or a watcher came: the next heartbeat may be due sooner.
+				continue
+			case <-t.C:
+				continue
+			}
+		}
+		select {
+		case <-s.stop:
+			// The result follows at once: no heartbeat at the end.
 			return
+		default:
 		}
-		p := s.progress
-		p.Events = append([]LiveEvent(nil), p.Events...)
-		s.dirty = false
-		s.mu.Unlock()
-		if p.Partial != nil && jsonSize(p.Partial) > livePartial {
-			// Too long to carry: a client has the deltas, and the final
-			// message comes with the result.
-			p.Partial = nil
-		}
-		last = time.Now()
-		err := send(p)
-		var cancelled *temporal.CanceledError
-		if errors.As(err, &cancelled) {
-			s.cancel(errors.New("model turn cancelled"))
+		if err := send(s.next()); attemptStopped(err) {
+			s.cancelCause(err)
 		}
 	}
-	// No heartbeat at the start or the end: a quick turn costs no RPC, and
-	// the result follows the last deltas at once.
-	last = time.Now()
+}
+
+// due is when the next heartbeat goes: one StreamInterval after the last
+// when watched and there is news, else one streamLiveness after it.
+func (s *liveStream) due() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirty && s.isWatched() {
+		return s.lastBeat.Add(StreamInterval)
+	}
+	return s.lastBeat.Add(streamLiveness)
+}
+
+// next builds the next heartbeat: the events since the last one and, when
+// due, a checkpoint; nothing but the position when nobody watches.
+func (s *liveStream) next() LiveProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	p := LiveProgress{Attempt: s.attempt, Turn: s.turn, Seq: s.seq}
+	if s.isWatched() {
+		p.Events = s.events
+		if s.partial != nil && s.checkpointDue(now) {
+			p.Partial, p.PartialSeq = s.partial, s.seq
+			s.checkpoint, s.lost = now, false
+		}
+	} else {
+		// Whoever watches later starts from a checkpoint.
+		s.checkpoint = time.Time{}
+	}
+	s.events, s.eventBytes, s.dirty, s.lastBeat = nil, 0, false, now
+	return p
+}
+
+// checkpointDue says whether this heartbeat carries the partial message:
+// the first of a watched stream, the first after events were dropped, and
+// then as often as checkpointRate allows for its size.
+func (s *liveStream) checkpointDue(now time.Time) bool {
+	if s.checkpoint.IsZero() || s.lost {
+		return jsonSize(s.partial) <= livePartial
+	}
+	since := now.Sub(s.checkpoint)
+	if since < checkpointMin {
+		return false
+	}
+	size := jsonSize(s.partial)
+	return size <= livePartial && since >= time.Duration(size)*time.Second/checkpointRate
+}
+
+// watchers says whether anyone watches a workflow's live stream, from its
+// watch lease, read every WatchCheck.
+type watchers struct {
+	watched atomic.Bool
+	always  bool // the store keeps no leases: stream as if watched
+	done    chan struct{}
+}
+
+// followWatchers reads scope's watch lease until stop closes or ctx ends,
+// and calls came when a watcher comes.
+func (a *Activities) followWatchers(ctx context.Context, scope string, stop <-chan struct{}, came func()) *watchers {
+	w := &watchers{done: make(chan struct{})}
+	leases, ok := a.Store.(store.WatchLeases)
+	if !ok {
+		w.always = true
+		close(w.done)
+		return w
+	}
+	go func() {
+		defer close(w.done)
+		for {
+			until, err := leases.WatchedUntil(ctx, scope)
+			if err == nil {
+				watched := time.Now().Before(until)
+				if w.watched.Swap(watched) != watched && watched {
+					came()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(WatchCheck):
+			}
+		}
+	}()
+	return w
+}
+
+// now says whether anyone watches; nil (no lease to read) says yes.
+func (w *watchers) now() bool { return w == nil || w.always || w.watched.Load() }
+
+func (w *watchers) wait() {
+	if w != nil {
+		<-w.done
+	}
+}
+
+// checkCancel asks the server whether the turn was cancelled whenever no
+// heartbeat went out for cancelCheck, since only a heartbeat's answer
+// would say so.
+func (s *liveStream) checkCancel(ctx context.Context, cancelled func(context.Context) (bool, error)) {
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-ctx.Done():
 			return
-		case <-s.wake:
-			// Send at most once per interval: the ticker sends what piled up.
-			if time.Since(last) >= StreamInterval {
-				beat(false)
-			}
-		case <-t.C:
-			beat(time.Since(last) >= streamKeepAlive)
+		case <-time.After(cancelCheck):
+		}
+		s.mu.Lock()
+		quiet := time.Since(s.lastBeat) >= cancelCheck
+		s.mu.Unlock()
+		if !quiet {
+			continue
+		}
+		if stop, err := cancelled(ctx); stop {
+			s.cancelCause(err)
+			return
 		}
 	}
+}
+
+// errCancelRequested is why a turn stopped when DescribeWorkflowExecution
+// said it must.
+var errCancelRequested = errors.New("model turn cancelled")
+
+// cancelRequested asks the server, with DescribeWorkflowExecution (not a
+// billable action), whether this attempt must stop: its cancellation was
+// requested, or the server no longer has it pending (the run ended, or the
+// attempt timed out and another runs). Other failures say nothing: the
+// next check or heartbeat tries again.
+func (a *Activities) cancelRequested(ctx context.Context, info activity.Info) (bool, error) {
+	rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
+	defer cancel()
+	desc, err := a.Client.DescribeWorkflowExecution(rpcCtx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+	if err != nil {
+		var notFound *serviceerror.NotFound
+		return errors.As(err, &notFound), err
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return true, errCancelRequested
+	}
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityId() == info.ActivityID {
+			stop := pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED || pa.GetAttempt() != info.Attempt
+			return stop, errCancelRequested
+		}
+	}
+	return true, errCancelRequested
 }

@@ -23,7 +23,11 @@ import (
 // DescribeWorkflowExecution. The activity heartbeats through the client,
 // not the SDK's throttled RecordHeartbeat, so that news goes out within
 // ToolProgressInterval; the answer to each heartbeat carries cancellation,
-// which the heartbeat turns into cancelling the tool's context.
+// which the heartbeat turns into cancelling the tool's context. Every
+// heartbeat is a billable action and a write of the run's state, so news
+// brings one forward, and a heartbeat carries the partial result, only
+// while someone watches (the workflow's watch lease, see stream.go); the
+// heartbeats every HeartbeatInterval that bring aborts go on regardless.
 const (
 	// ToolProgressInterval is the longest a new partial result waits before
 	// a heartbeat carries it, and the shortest time between two heartbeats
@@ -59,6 +63,7 @@ type toolHeartbeat struct {
 	mu       sync.Mutex
 	progress ToolProgress
 	dirty    bool // progress has news no heartbeat carried yet
+	watch    *watchers
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -86,12 +91,20 @@ func (a *Activities) startToolHeartbeat(ctx context.Context, callID string) (con
 		done:     make(chan struct{}),
 		cancel:   cancel,
 	}
+	h.watch = a.followWatchers(ctx, info.WorkflowExecution.ID, h.stop, h.poke)
 	go h.loop(ctx, interval, func(p ToolProgress) error {
 		rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 		defer cancel()
 		return a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p)
 	})
 	return ctx, h
+}
+
+func (h *toolHeartbeat) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
 // update records the tool's latest partial result; it never blocks the
@@ -104,10 +117,7 @@ func (h *toolHeartbeat) update(r agent.ToolResult) {
 	h.progress.Partial = &r
 	h.dirty = true
 	h.mu.Unlock()
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
+	h.poke()
 }
 
 // close stops heartbeating; the activity is about to complete.
@@ -118,6 +128,7 @@ func (h *toolHeartbeat) close() {
 
 func (h *toolHeartbeat) loop(ctx context.Context, interval time.Duration, send func(ToolProgress) error) {
 	defer close(h.done)
+	defer h.watch.wait()
 	start := time.Now()
 	last := start // the first heartbeat waits one interval from here
 	t := time.NewTimer(interval)
@@ -139,8 +150,12 @@ func (h *toolHeartbeat) loop(ctx context.Context, interval time.Duration, send f
 		p := h.progress
 		h.dirty = false
 		h.mu.Unlock()
-		// Every heartbeat carries the latest partial result: the server
-		// keeps only the details of the last one.
+		// A watched heartbeat carries the latest partial result (the
+		// server keeps only the details of the last one); with nobody to
+		// read it, it would only make the heartbeat dearer to store.
+		if !h.watch.now() {
+			p.Partial = nil
+		}
 		if err := send(p); attemptStopped(err) {
 			h.cancel(err)
 		}
@@ -148,14 +163,14 @@ func (h *toolHeartbeat) loop(ctx context.Context, interval time.Duration, send f
 }
 
 // due is when the next heartbeat goes: one interval after the last, or
-// sooner when there is news, but never twice within ToolProgressInterval
-// nor before the first interval has passed.
+// sooner when there is news someone watches, but never twice within
+// ToolProgressInterval nor before the first interval has passed.
 func (h *toolHeartbeat) due(start, last time.Time, interval time.Duration) time.Time {
 	next := last.Add(interval)
 	h.mu.Lock()
 	dirty := h.dirty
 	h.mu.Unlock()
-	if dirty {
+	if dirty && h.watch.now() {
 		news := last.Add(ToolProgressInterval)
 		if first := start.Add(interval); news.Before(first) {
 			news = first

@@ -195,14 +195,20 @@ type AbortRequest struct {
 
 // LiveProgress is the heartbeat detail of a model turn while it streams.
 // Clients read it with DescribeWorkflowExecution (pending activities) to
-// show text as it arrives; it never enters history. Events holds the most
-// recent stream events; a client that missed some (Seq jumps) shows Partial.
+// show text as it arrives; it never enters history. The server keeps only
+// the latest heartbeat, and each carries only what is new (see stream.go):
+// Events are the stream events since the previous heartbeat, numbered on
+// from the last one it carried. A client that finds a gap (it missed a
+// heartbeat, or came in mid-turn) waits for a checkpoint: Partial, the
+// whole message as it stood after event PartialSeq. While nobody watches,
+// heartbeats carry neither; Seq is the newest event's number.
 type LiveProgress struct {
-	Attempt int32          `json:"attempt"`
-	Turn    int            `json:"turn"`
-	Seq     int64          `json:"seq"`
-	Events  []LiveEvent    `json:"events,omitempty"`
-	Partial *agent.Message `json:"partial,omitempty"`
+	Attempt    int32          `json:"attempt"`
+	Turn       int            `json:"turn"`
+	Seq        int64          `json:"seq"`
+	Events     []LiveEvent    `json:"events,omitempty"`
+	Partial    *agent.Message `json:"partial,omitempty"`
+	PartialSeq int64          `json:"partialSeq,omitempty"`
 }
 
 // LiveEvent is one stream event of a model turn, numbered from 1, with the
