@@ -28,9 +28,6 @@ func Start(ctx context.Context, c client.Client, id, taskQueue string, in workfl
 	}, workflows.AgentLoopWorkflow, in)
 }
 
-// PollInterval is how often Follow asks for new events.
-var PollInterval = 100 * time.Millisecond
-
 // Follow calls fn for every event of a run after sequence number after, as
 // they are recorded, until the run has ended and every event was seen. An
 // empty runID follows the latest run of the workflow id; a session that

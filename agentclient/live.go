@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -15,7 +16,8 @@ import (
 )
 
 // LivePollInterval is how often Watch reads the live stream of a model turn
-// and the live progress of running tools.
+// and the live progress of running tools (DescribeWorkflowExecution, which
+// the server answers alone and does not bill).
 var LivePollInterval = 50 * time.Millisecond
 
 // WatchOptions configure Watch.
@@ -46,14 +48,31 @@ type WatchOptions struct {
 // also for the live deltas of each model turn between its message_start and
 // message_end, and for the new partial results of each tool call between
 // its tool_execution_start and tool_execution_end.
+//
+// It reads the event log (the events Query) only when the run has recorded
+// something new, which it learns from a long poll of the run's history
+// (historyFeed): watching a run that waits costs one request per long-poll
+// timeout and no Query. With Live and Store, it holds the workflow's watch
+// lease, so that the worker streams deltas (see activities/stream.go).
 func Watch(ctx context.Context, c client.Client, workflowID, runID string, o WatchOptions, fn func(agent.Event)) error {
 	dc := o.DataConverter
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	w := watcher{after: o.After}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.Live {
+		holdLease(ctx, o.Store, workflowID)
+	}
+	w := watcher{after: o.After, dc: dc}
+	defer func() { w.feed.stop() }()
 	for {
-		page, err := w.readPage(ctx, c, dc, workflowID, runID, o, fn)
+		if err := ctx.Err(); err != nil {
+			// The caller gave up (fn may have cancelled ctx): say so as
+			// it is, not as a failed read.
+			return err
+		}
+		page, err := w.readPage(ctx, c, workflowID, runID, o, fn)
 		if err != nil {
 			return err
 		}
@@ -82,39 +101,64 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 		if len(page.Events) > 0 && w.after < page.Last {
 			continue
 		}
-		// While a model turn streams, only its heartbeat details change:
-		// read them with DescribeWorkflowExecution, which the server answers
-		// alone, and query the event log again when the turn is over.
-		for o.Live && w.streaming {
-			var pending bool
-			err := retry(ctx, o.RetryFor, func() (err error) {
-				pending, err = w.live(ctx, c, dc, workflowID, runID, fn)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if !pending {
-				break
-			}
-			if err := sleep(ctx, LivePollInterval); err != nil {
-				return err
-			}
-		}
-		if o.Live && w.streaming {
-			continue
-		}
-		if o.Live && len(w.tools) > 0 {
-			// While tools run, the log still moves (other calls end,
-			// approvals are asked for): read it every PollInterval and the
-			// tools' heartbeat details every LivePollInterval in between.
-			if err := w.pollTools(ctx, c, dc, workflowID, runID, o.RetryFor, fn); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := sleep(ctx, PollInterval); err != nil {
+		err = retry(ctx, o.RetryFor, func() error {
+			return w.waitForNews(ctx, c, workflowID, runID, o.Live, fn)
+		})
+		if err != nil {
 			return err
+		}
+	}
+}
+
+// waitForNews returns when the run may have new events: its feed saw a
+// workflow task complete, or the run close. Meanwhile, with live, it reads
+// the streaming model turn's and the running tools' heartbeat details every
+// LivePollInterval.
+func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, runID string, live bool, fn func(agent.Event)) error {
+	if w.feed != nil && w.feed.runID == runID {
+		ended, err := w.feed.state()
+		switch {
+		case err != nil:
+			// Start again (retry calls back after a transient failure).
+			w.feed.stop()
+			w.feed = nil
+		case ended && (runID != "" || !w.feed.continued()):
+			if w.endRead {
+				return final{fmt.Errorf("run of %s closed (%s) before its event log ended",
+					workflowID, w.feed.closeEvent())}
+			}
+			// One more read: the log as the run left it.
+			w.endRead = true
+			return nil
+		case ended:
+			// The latest run continued as new: follow the next one.
+			w.feed.stop()
+			w.feed = nil
+		}
+	}
+	if w.feed == nil || w.feed.runID != runID {
+		w.feed.stop()
+		w.feed, w.endRead = startFeed(ctx, c, workflowID, runID), false
+	}
+	var tick <-chan time.Time
+	if live && (w.streaming || len(w.tools) > 0) {
+		t := time.NewTicker(LivePollInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.feed.news:
+			if _, err := w.feed.state(); err != nil {
+				return fmt.Errorf("history of %s: %w", workflowID, err)
+			}
+			return nil
+		case <-tick:
+			if err := w.liveRead(ctx, c, workflowID, runID, fn); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -129,14 +173,18 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 type watcher struct {
+	dc        converter.DataConverter
 	after     int64
 	turn      int  // turn_start events seen
 	streaming bool // an assistant message_start without its message_end
-	attempt   int32
-	liveSeq   int64
+	model     liveModel
 	// tools are the calls with a tool_execution_start and no
 	// tool_execution_end yet, by tool call id.
 	tools map[string]*runningTool
+	// feed follows the history of the run being read; endRead is set once
+	// the log was read again after the run closed.
+	feed    *historyFeed
+	endRead bool
 }
 
 // runningTool is a running call and the last live partial result
@@ -156,7 +204,7 @@ func (w *watcher) durable(e agent.Event) {
 		w.turn++
 	case agent.EventMessageStart:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
-			w.streaming, w.attempt, w.liveSeq = true, 0, 0
+			w.streaming, w.model = true, liveModel{}
 		}
 	case agent.EventMessageEnd:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
@@ -174,41 +222,31 @@ func (w *watcher) durable(e agent.Event) {
 	}
 }
 
-// live delivers the model turn's stream events not seen yet, and reports
-// whether the turn's activity is still pending.
-func (w *watcher) live(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, runID string, fn func(agent.Event)) (pending bool, err error) {
+// liveRead delivers what the heartbeat details of the streaming model turn
+// and of the running tools bring that was not delivered yet.
+func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, runID string, fn func(agent.Event)) error {
 	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, runID)
 	if err != nil {
-		return false, fmt.Errorf("describe %s: %w", workflowID, err)
+		return fmt.Errorf("describe %s: %w", workflowID, err)
 	}
 	for _, pa := range desc.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != "ModelTurn" {
-			continue
-		}
-		pending = true
 		if pa.GetHeartbeatDetails() == nil {
 			continue
 		}
-		var p activities.LiveProgress
-		if err := dc.FromPayloads(pa.GetHeartbeatDetails(), &p); err != nil {
-			continue
-		}
-		if p.Turn != w.turn {
-			continue
-		}
-		if p.Attempt != w.attempt {
-			w.attempt, w.liveSeq = p.Attempt, 0
-		}
-		for _, le := range p.Events {
-			if le.Seq <= w.liveSeq {
+		switch pa.GetActivityType().GetName() {
+		case "ModelTurn":
+			var p activities.LiveProgress
+			if !w.streaming || w.dc.FromPayloads(pa.GetHeartbeatDetails(), &p) != nil || p.Turn != w.turn {
 				continue
 			}
-			ev := le.Event
-			fn(agent.Event{Type: agent.EventMessageUpdate, AssistantMessageEvent: &ev, Message: p.Partial, Attempt: p.Attempt, Time: le.At})
-			w.liveSeq = le.Seq
+			for _, e := range w.model.beat(p) {
+				fn(e)
+			}
+		case "ExecuteToolCall":
+			w.liveTool(pa.GetActivityId(), pa.GetHeartbeatDetails(), fn)
 		}
 	}
-	return pending, nil
+	return nil
 }
 
 // readPage reads the events after w.after. While tools run (with Live),
@@ -217,7 +255,7 @@ func (w *watcher) live(ctx context.Context, c client.Client, dc converter.DataCo
 // on a loaded machine it sometimes waits seconds for one (the server's
 // 5 s timeout for a sticky queue nobody polls), while the server answers
 // DescribeWorkflowExecution alone.
-func (w *watcher) readPage(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, runID string, o WatchOptions, fn func(agent.Event)) (workflows.EventsPage, error) {
+func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, runID string, o WatchOptions, fn func(agent.Event)) (workflows.EventsPage, error) {
 	if !o.Live || len(w.tools) == 0 {
 		return eventsPage(ctx, c, workflowID, runID, w.after, o.RetryFor)
 	}
@@ -239,7 +277,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, dc converter.Da
 			return r.page, r.err
 		case <-t.C:
 			err := retry(ctx, o.RetryFor, func() error {
-				return w.liveTools(ctx, c, dc, workflowID, runID, fn)
+				return w.liveRead(ctx, c, workflowID, runID, fn)
 			})
 			if err != nil {
 				return workflows.EventsPage{}, err
@@ -248,64 +286,33 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, dc converter.Da
 	}
 }
 
-// pollTools reads the running tools' heartbeat details every
-// LivePollInterval for PollInterval, when the log is due to be read again.
-func (w *watcher) pollTools(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, runID string, retryFor time.Duration, fn func(agent.Event)) error {
-	until := time.Now().Add(PollInterval)
-	for {
-		err := retry(ctx, retryFor, func() error {
-			return w.liveTools(ctx, c, dc, workflowID, runID, fn)
-		})
-		if err != nil {
-			return err
-		}
-		left := time.Until(until)
-		if left <= 0 {
-			return nil
-		}
-		if err := sleep(ctx, min(left, LivePollInterval)); err != nil {
-			return err
-		}
-	}
-}
-
-// liveTools delivers the partial results of running calls not seen yet:
-// the latest of each, from the heartbeat details of its ExecuteToolCall
+// liveTool delivers a running call's partial result if it is new: the
+// latest of the call, from the heartbeat details of its ExecuteToolCall
 // activity. Partial results of an attempt older than one already seen are
 // stale (Temporal retried the tool) and dropped.
-func (w *watcher) liveTools(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, runID string, fn func(agent.Event)) error {
-	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, runID)
-	if err != nil {
-		return fmt.Errorf("describe %s: %w", workflowID, err)
+func (w *watcher) liveTool(activityID string, details *commonpb.Payloads, fn func(agent.Event)) {
+	var p activities.ToolProgress
+	if err := w.dc.FromPayloads(details, &p); err != nil || p.Partial == nil {
+		return
 	}
-	for _, pa := range desc.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != "ExecuteToolCall" || pa.GetHeartbeatDetails() == nil {
-			continue
-		}
-		var p activities.ToolProgress
-		if err := dc.FromPayloads(pa.GetHeartbeatDetails(), &p); err != nil || p.Partial == nil {
-			continue
-		}
-		call := w.tools[p.ToolCallID]
-		if call == nil {
-			continue
-		}
-		if pa.GetActivityId() != call.activity {
-			// The workflow ran the call again (after an abort): a new count.
-			call.activity, call.attempt, call.seq = pa.GetActivityId(), p.Attempt, 0
-		}
-		if p.Attempt < call.attempt {
-			continue
-		}
-		if p.Attempt > call.attempt {
-			call.attempt, call.seq = p.Attempt, 0
-		}
-		if p.Seq <= call.seq {
-			continue
-		}
-		call.seq = p.Seq
-		fn(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: p.ToolCallID, ToolName: call.name,
-			Args: call.args, PartialResult: p.Partial, Attempt: p.Attempt, Time: p.At})
+	call := w.tools[p.ToolCallID]
+	if call == nil {
+		return
 	}
-	return nil
+	if activityID != call.activity {
+		// The workflow ran the call again (after an abort): a new count.
+		call.activity, call.attempt, call.seq = activityID, p.Attempt, 0
+	}
+	if p.Attempt < call.attempt {
+		return
+	}
+	if p.Attempt > call.attempt {
+		call.attempt, call.seq = p.Attempt, 0
+	}
+	if p.Seq <= call.seq {
+		return
+	}
+	call.seq = p.Seq
+	fn(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: p.ToolCallID, ToolName: call.name,
+		Args: call.args, PartialResult: p.Partial, Attempt: p.Attempt, Time: p.At})
 }
