@@ -28,6 +28,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -265,6 +266,12 @@ func (e *env) start(id string, in workflows.AgentLoopInput) client.WorkflowRun {
 	}, workflows.AgentLoopWorkflow, in)
 	require.NoError(e.t, err)
 	e.logf("started run %s", id)
+	// The tests read a turn's live heartbeat details as a watcher does, so
+	// they hold the run's watch lease as one does: without it a worker
+	// streams for liveness only (activities/stream.go).
+	st, err := store.Open(filepath.Join(e.dir, "content"), store.Options{})
+	require.NoError(e.t, err)
+	require.NoError(e.t, st.MarkWatched(context.Background(), id, time.Now().Add(time.Hour)))
 	return run
 }
 
