@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -53,6 +54,10 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	ws, err := realDir(spec.Dir)
 	if err != nil {
 		return nil, err
+	}
+	if inside := s.hiddenWithin(ws, ws); len(inside) > 0 {
+		return nil, fmt.Errorf("sandbox (landlock): the workspace %s holds paths hidden from commands (%s), which Landlock cannot hide inside a directory commands may write; use a workspace without them, or install bubblewrap",
+			ws, strings.Join(inside, ", "))
 	}
 	tmp, err := os.MkdirTemp("", "agentloop-sandbox-")
 	if err != nil {
@@ -110,10 +115,8 @@ func (s *Sandbox) landlockRules(ws, tmp string, port uint16) []landlock.Rule {
 		dirs, files := s.allowedBelow(dir, ws)
 		rules = append(rules, landlock.RODirs(dirs...), landlock.ROFiles(files...))
 	}
-	dirs, files := s.allowedBelow(ws, ws)
 	rules = append(rules,
-		landlock.RWDirs(dirs...).WithRefer(), landlock.RWFiles(files...),
-		landlock.RWDirs(tmp).WithRefer(),
+		landlock.RWDirs(ws, tmp).WithRefer(),
 		landlock.RWFiles(devices...).IgnoreIfMissing())
 	if port != 0 {
 		rules = append(rules, landlock.ConnectTCP(port))
@@ -121,10 +124,12 @@ func (s *Sandbox) landlockRules(ws, tmp string, port uint16) []landlock.Rule {
 	return rules
 }
 
-// allowedBelow returns what may be granted under root: root itself when
+// allowedBelow returns what may be read under root: root itself when
 // nothing hidden lies inside it, else its entries but the hidden ones,
 // split further where a hidden path lies deeper. Symlinks are left out:
-// access through one is checked on its target.
+// access through one is checked on its target. (Splitting works for the
+// read-only system; a directory split so could not get new files, which
+// is why startLandlock refuses a workspace holding hidden paths.)
 func (s *Sandbox) allowedBelow(root, ws string) (dirs, files []string) {
 	if len(s.hiddenWithin(root, ws)) == 0 {
 		return []string{root}, nil

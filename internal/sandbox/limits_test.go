@@ -42,6 +42,9 @@ func TestSecretFilesNamedByTheEnvironment(t *testing.T) {
 	t.Setenv("TEMPORAL_TLS_KEY", key)
 	for mode, s := range modes(t, Config{Hide: DefaultHide(os.Getenv)}) {
 		t.Run(string(mode), func(t *testing.T) {
+			if mode == Landlock {
+				t.Skip("Landlock refuses a workspace holding hidden paths (TestHiddenInsideTheWorkspace)")
+			}
 			out, _ := run(t, s, ws, "cat tls.key", false)
 			if strings.Contains(out, "PLANTED") {
 				t.Errorf("read the key: %s", out)

@@ -64,19 +64,19 @@ func TestFilesystemAndEnvironment(t *testing.T) {
 	ws := filepath.Join(base, "ws")
 	secretDir := filepath.Join(base, "state")
 	keyFile := filepath.Join(base, "keys")
-	inWS := filepath.Join(ws, ".secret")
-	for _, d := range []string{ws, secretDir, inWS} {
+	for _, d := range []string{ws, secretDir} {
 		os.MkdirAll(d, 0o755)
 	}
 	os.WriteFile(filepath.Join(secretDir, "journal"), []byte("JOURNAL"), 0o644)
 	os.WriteFile(keyFile, []byte("KEY"), 0o644)
-	os.WriteFile(filepath.Join(inWS, "x"), []byte("INSIDE"), 0o644)
 	t.Setenv("AGENTLOOP_PLANTED", "PLANTED")
-	for mode, s := range modes(t, Config{Hide: []string{secretDir, keyFile, inWS}}) {
+	for mode, s := range modes(t, Config{Hide: []string{secretDir, keyFile}}) {
 		t.Run(string(mode), func(t *testing.T) {
-			out, _ := run(t, s, ws, `pwd; echo hi > f && cat f; env; cat `+secretDir+`/journal `+keyFile+` `+inWS+`/x; echo x > /etc/agentloop-test; echo x > $TMPDIR/t && echo tmp ok; echo x > $HOME/h && echo home ok`, false)
+			ws := filepath.Join(ws, string(mode))
+			os.Mkdir(ws, 0o755)
+			out, _ := run(t, s, ws, `pwd; echo hi > f && cat f; env; cat `+secretDir+`/journal `+keyFile+`; echo x > /etc/agentloop-test; echo x > $TMPDIR/t && echo tmp ok; echo x > $HOME/h && echo home ok`, false)
 			wantIn(t, out, ws+"\nhi\n", "tmp ok", "home ok", "PATH=")
-			for _, leak := range []string{"PLANTED", "JOURNAL", "KEY", "INSIDE"} {
+			for _, leak := range []string{"PLANTED", "JOURNAL", "KEY"} {
 				if strings.Contains(out, leak) {
 					t.Errorf("%s visible:\n%s", leak, out)
 				}
@@ -86,6 +86,32 @@ func TestFilesystemAndEnvironment(t *testing.T) {
 				t.Error("wrote outside the workspace")
 			}
 			t.Logf("%s", out)
+		})
+	}
+}
+
+// A hidden path inside the workspace (the worker's state dir when the
+// workspace is its home): bwrap masks it and the rest of the workspace
+// works; Landlock cannot, so it refuses the command rather than show it.
+func TestHiddenInsideTheWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	inside := filepath.Join(ws, ".local", "state")
+	os.MkdirAll(inside, 0o755)
+	os.WriteFile(filepath.Join(inside, "journal"), []byte("JOURNAL"), 0o644)
+	for mode, s := range modes(t, Config{Hide: []string{inside}}) {
+		t.Run(string(mode), func(t *testing.T) {
+			if mode == Landlock {
+				_, err := s.Start(Spec{Shell: "/bin/bash", Command: "true", Dir: ws, Output: os.Stdout})
+				if err == nil || !strings.Contains(err.Error(), "holds paths hidden from commands ("+inside+")") {
+					t.Errorf("want a refusal, got %v", err)
+				}
+				return
+			}
+			out, _ := run(t, s, ws, `echo hi > f && cat f; ls .local/state; cat .local/state/journal`, false)
+			wantIn(t, out, "hi\n", "Permission denied")
+			if strings.Contains(out, "JOURNAL") {
+				t.Errorf("read the journal:\n%s", out)
+			}
 		})
 	}
 }
