@@ -6,6 +6,9 @@
 //	go run ./bench content    large tool output: a 1,000-prompt session, a
 //	                          2,000-turn run, 50 sessions on one worker,
 //	                          stubs against the SDK's external storage
+//	go run ./bench cost       billable actions and unbilled reads per scenario
+//	                          (a 10x4 run, a streamed turn, an idle hour, a
+//	                          session with approvals) beside a plain workflow
 //	go run ./bench loop       the workflow against pi's own loop (bench/pi) on
 //	                          the scenarios in bench/scenarios, the floor round
 //	                          trip, 200 concurrent runs, replay; see loop.go
@@ -24,7 +27,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench stream|history|loop [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench stream|history|session|content|progress|cost|loop [flags]")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -49,6 +52,8 @@ func main() {
 		err = runContentWorker(ctx, os.Args[2:])
 	case "progress":
 		err = benchProgress(ctx, os.Args[2:])
+	case "cost":
+		err = benchCost(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}

@@ -77,7 +77,7 @@ func benchProgress(ctx context.Context, args []string) error {
 		return err
 	}
 	w := progressWatch{}
-	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true}, w.see); err != nil {
+	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true, Store: benchStore()}, w.see); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 	var res workflows.AgentLoopResult
