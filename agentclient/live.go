@@ -29,7 +29,10 @@ type WatchOptions struct {
 	// result of each running tool, read from their activities' heartbeat
 	// details. They carry Seq 0, an Attempt and the Time the worker saw
 	// them; they are never part of the durable log, which keeps its own,
-	// sparser tool_execution_update events.
+	// sparser tool_execution_update events. A worker streams deltas only
+	// while someone holds the workflow's watch lease, which Watch does
+	// with Live and a Store that keeps leases (*store.Store); without one
+	// the deltas come at the worker's liveness pace (every 10 s).
 	Live bool
 	// DataConverter decodes heartbeat details; it must match the worker's
 	// (default: Temporal's default converter).
