@@ -37,6 +37,7 @@ type attack struct {
 	leak          string   // in the output when the attack works
 	blocked       []string // in the sandboxed output instead: the clear error
 	unsandboxed   string
+	needs         string // a program the attack uses, when not bash's own
 }
 
 func attacks(w *attackWorld) []attack {
@@ -49,7 +50,7 @@ func attacks(w *attackWorld) []attack {
 		{name: "worker memory", command: fmt.Sprintf(`head -c 16 /proc/%d/mem; cat /proc/%[1]d/maps | head -3`, w.workerPID),
 			leak: w.bin, blocked: []string{"No such file or directory"}, unsandboxed: dumpable},
 		{name: "gdb the worker", command: fmt.Sprintf(`gdb -batch -nx -p %d -ex 'info registers rip' 2>&1 | grep -E 'ptrace|^rip'`, w.workerPID),
-			leak: "rip ", blocked: []string{"ptrace: No such process"}, unsandboxed: dumpable},
+			leak: "rip ", blocked: []string{"ptrace: No such process"}, unsandboxed: dumpable, needs: "gdb"},
 		{name: "environment", command: `env | sort`,
 			leak: "AGENTLOOP_CODEC_KEYS_FILE=" + w.keysFile, blocked: []string{"HOME=", "PATH="}, unsandboxed: works},
 		{name: "codec keys file", command: "cat " + w.keysFile,
@@ -86,20 +87,36 @@ func networkAttacks(w *attackWorld) []attack {
 		{name: "frontend grpc direct", command: fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo CONNECTED-TO-FRONTEND`, w.grpc),
 			leak: "CONNECTED-TO-FRONTEND", blocked: []string{"Permission denied"}},
 		{name: "frontend http via the proxy", command: fmt.Sprintf(`curl -sS -X POST -d '{}' http://127.0.0.1:%d/api/v1/namespaces/default/workflows/%s/terminate`, w.http, w.victimWF),
-			leak: `{}`, blocked: []string{"127.0.0.1 (127.0.0.1) is the Temporal frontend's host"}},
+			leak: `{}`, blocked: []string{"127.0.0.1 (127.0.0.1) is the Temporal frontend's host"}, needs: "curl"},
 		{name: "frontend grpc via CONNECT", command: fmt.Sprintf(`curl -sS https://127.0.0.1:%d/`, w.grpc),
-			leak: "CONNECTED", blocked: []string{"403"}},
+			leak: "CONNECTED", blocked: []string{"403"}, needs: "curl"},
 		{name: "loopback listener via the proxy", command: fmt.Sprintf(`curl -sS http://127.0.0.2:%d/`, w.listener2),
-			leak: "LISTENER-SECRET", blocked: []string{"127.0.0.2 (127.0.0.2) is a loopback address"}},
+			leak: "LISTENER-SECRET", blocked: []string{"127.0.0.2 (127.0.0.2) is a loopback address"}, needs: "curl"},
 		{name: "localhost via the proxy", command: fmt.Sprintf(`curl -sS http://localhost:%d/`, w.listener),
-			leak: "LISTENER-SECRET", blocked: []string{"localhost (127.0.0.1) is the Temporal frontend's host"}},
+			leak: "LISTENER-SECRET", blocked: []string{"localhost (127.0.0.1) is the Temporal frontend's host"}, needs: "curl"},
 		{name: "multipath tcp around landlock", command: fmt.Sprintf(`python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(('127.0.0.1', %d)); print('CONNECTED-TO-FRONTEND')"`, w.grpc),
-			leak: "CONNECTED-TO-FRONTEND", blocked: []string{"Permission denied"}},
+			leak: "CONNECTED-TO-FRONTEND", blocked: []string{"Permission denied"}, needs: "python3"},
 		{name: "udp to loopback", command: `exec 3<>/dev/udp/127.0.0.1/53 && echo UDP-OPEN`,
 			leak: "UDP-OPEN", blocked: []string{"Permission denied"}},
 		{name: "allowed range through the proxy", command: fmt.Sprintf(`curl -sS http://127.0.0.3:%d/; echo "proxy: $HTTPS_PROXY"`, w.allowed),
-			leak: "", blocked: []string{"REACHED-ALLOWED", "proxy: http://127.0.0.1:"}},
+			leak: "", blocked: []string{"REACHED-ALLOWED", "proxy: http://127.0.0.1:"}, needs: "curl"},
 	}
+}
+
+// available drops the attacks whose program this machine lacks (as
+// /usr/bin/NAME, where the sandbox can run it), saying so.
+func available(t *testing.T, as []attack) []attack {
+	var out []attack
+	for _, a := range as {
+		if a.needs != "" {
+			if _, err := os.Stat("/usr/bin/" + a.needs); err != nil {
+				t.Logf("%s: skipped, /usr/bin/%s is not installed", a.name, a.needs)
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func callsOf(as []attack) []attackCall {
@@ -121,7 +138,7 @@ func TestAttackSuite(t *testing.T) {
 		model := fakeprovider.New(t)
 		queue := "attack-sandboxed-" + testenv.Suffix()
 		w.startWorker(t, queue, model.URL, limits...)
-		as := attacks(w)
+		as := available(t, attacks(w))
 		script(model, callsOf(as))
 		out, res := w.run(t, queue, nil)
 		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
@@ -146,7 +163,7 @@ func TestAttackSuite(t *testing.T) {
 		model := fakeprovider.New(t)
 		queue := "attack-network-" + testenv.Suffix()
 		w.startWorker(t, queue, model.URL, limits...)
-		as := networkAttacks(w)
+		as := available(t, networkAttacks(w))
 		script(model, callsOf(as))
 		out, res := w.run(t, queue, &agent.SandboxConfig{Network: "on"})
 		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
@@ -171,7 +188,7 @@ func TestAttackSuite(t *testing.T) {
 		queue := "attack-none-" + testenv.Suffix()
 		w.startWorker(t, queue, model.URL, append(limits, "-sandbox", "none")...)
 		var as []attack
-		for _, a := range attacks(w) {
+		for _, a := range available(t, attacks(w)) {
 			if a.unsandboxed != notRun {
 				as = append(as, a)
 			}
