@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -71,10 +73,17 @@ func (p *Process) Kill() {
 }
 
 // startPlain runs the command as the worker's child in its own process
-// group, with the worker's environment: Mode None, pi's behaviour.
+// group, with the worker's environment (and the run's additions): Mode
+// None, pi's behaviour.
 func startPlain(p *Process, spec Spec) (func() (Exit, error), error) {
 	cmd := exec.Command(spec.Shell, "-c", spec.Command)
 	cmd.Dir = spec.Dir
+	if len(spec.Env) > 0 {
+		cmd.Env = os.Environ()
+		for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+			cmd.Env = append(cmd.Env, k+"="+spec.Env[k]) // the last one wins
+		}
+	}
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

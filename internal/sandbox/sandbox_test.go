@@ -266,3 +266,30 @@ func TestSystemWorkspaceIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A run's variables reach its commands in every mode, over the worker's.
+func TestRunEnvironment(t *testing.T) {
+	t.Setenv("AGENTLOOP_TEST_VAR", "worker")
+	all := modes(t, Config{})
+	none, err := New(Config{Mode: None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all[None] = none
+	for mode, s := range all {
+		out, err := os.CreateTemp(t.TempDir(), "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Start(Spec{Shell: "/bin/bash", Command: `echo "$AGENTLOOP_TEST_VAR $CI"`, Dir: t.TempDir(), Output: out,
+			Env: map[string]string{"AGENTLOOP_TEST_VAR": "run", "CI": "1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Wait()
+		if b, _ := os.ReadFile(out.Name()); string(b) != "run 1\n" {
+			t.Errorf("%s: %q", mode, b)
+		}
+		out.Close()
+	}
+}
