@@ -216,3 +216,22 @@ func readLines(t *testing.T, file string, n int) []string {
 	t.Fatalf("command did not write %d lines to %s", n, file)
 	return nil
 }
+
+// The run's sandbox request reaches the command: its variables, and its
+// network wish, which a worker that allows no network refuses clearly.
+func TestBashRunSandboxRequest(t *testing.T) {
+	ws := t.TempDir()
+	r, err := newTestBash(t).Execute(context.Background(), Call{Args: map[string]any{"command": "echo $GREETING"}, Workspace: ws,
+		Sandbox: &agent.SandboxConfig{Env: map[string]string{"GREETING": "hello from the run"}}})
+	must(t, err)
+	if got := agent.TextOf(r.Content); got != "hello from the run\n" {
+		t.Errorf("got %q", got)
+	}
+	sb, err := sandbox.New(sandbox.Config{Mode: defaultSandbox(t).Mode(), NoNetwork: true})
+	must(t, err)
+	tool := NewBashTool(BashOptions{OutputDir: t.TempDir(), Sandbox: sb})
+	_, err = tool.Execute(context.Background(), Call{Args: map[string]any{"command": "true"}, Workspace: ws, Sandbox: &agent.SandboxConfig{Network: "on"}})
+	if err == nil || err.Error() != "network is off for tool processes on this worker" {
+		t.Errorf("got %v", err)
+	}
+}
