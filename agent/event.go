@@ -28,13 +28,13 @@ type Event struct {
 	Seq  int64     `json:"seq,omitempty"`
 	Type EventType `json:"type"`
 
-	Message     *Message  `json:"message,omitempty"`
-	Messages    []Message `json:"messages,omitempty"`
+	Message  *Message  `json:"message,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
 	// EarlierMessages, on an agent_end whose run began in an earlier
 	// workflow run (it continued as new), names the messages before
 	// Messages; clients read them from the content store (not a pi field).
 	EarlierMessages *MessageRange `json:"earlierMessages,omitempty"`
-	ToolResults []Message `json:"toolResults,omitempty"`
+	ToolResults     []Message     `json:"toolResults,omitempty"`
 
 	ToolCallID    string         `json:"toolCallId,omitempty"`
 	ToolName      string         `json:"toolName,omitempty"`
