@@ -8,7 +8,8 @@ type Summaries struct {
 	TurnPrefix string `json:"turnPrefix,omitempty"`
 }
 
-// Applied is a finished compaction.
+// Applied is a finished compaction. Only Compaction is written as JSON: it
+// is what to record; History and Context follow from it and the messages.
 type Applied struct {
 	// Compaction is the record to keep (pi's compaction entry).
 	Compaction Compaction `json:"compaction"`

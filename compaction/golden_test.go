@@ -185,6 +185,11 @@ func checkCase(t *testing.T, c goldenCase) {
 	require.Len(t, p.TurnPrefixMessages, len(wp.TurnPrefixMessages))
 
 	reqs := BuildRequests(p, in.Options)
+	data, err := json.Marshal(p)
+	require.NoError(t, err)
+	var roundTrip Preparation
+	require.NoError(t, json.Unmarshal(data, &roundTrip))
+	require.Equal(t, reqs, BuildRequests(roundTrip, in.Options), "requests from a preparation read back from JSON")
 	var got []*SummaryRequest
 	for _, r := range []*SummaryRequest{reqs.History, reqs.TurnPrefix} {
 		if r != nil {

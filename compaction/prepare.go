@@ -14,7 +14,9 @@ var (
 )
 
 // Preparation is what a compaction summarizes and keeps (pi's
-// CompactionPreparation). Indexes are into History.Messages.
+// CompactionPreparation). Indexes are into History.Messages. Its JSON
+// carries the messages too, so BuildRequests gives the same requests after a
+// round trip (an activity input, say).
 type Preparation struct {
 	// FirstKept is the first message kept (pi's firstKeptEntryId).
 	FirstKept int `json:"firstKept"`
@@ -29,10 +31,10 @@ type Preparation struct {
 	// MessagesToSummarize are Messages[SummarizeFrom:TurnStart] for a split
 	// turn, else Messages[SummarizeFrom:FirstKept]. They may be none: pi
 	// still asks for a summary then (see doc.go).
-	MessagesToSummarize []agent.Message `json:"-"`
+	MessagesToSummarize []agent.Message `json:"messagesToSummarize"`
 	// TurnPrefixMessages are Messages[TurnStart:FirstKept] for a split turn:
 	// the start of a turn too large to keep whole.
-	TurnPrefixMessages []agent.Message `json:"-"`
+	TurnPrefixMessages []agent.Message `json:"turnPrefixMessages"`
 	IsSplitTurn        bool            `json:"isSplitTurn"`
 	// TokensBefore is the context's estimated size now (History.ContextTokens).
 	TokensBefore int `json:"tokensBefore"`
