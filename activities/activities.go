@@ -91,7 +91,8 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 	if err := a.Hooks.Check(in.BeforeToolCall, in.AfterToolCall); err != nil {
 		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownHook, nil)
 	}
-	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs)), SearchAttributes: a.SearchAttributes}
+	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs)), SearchAttributes: a.SearchAttributes,
+		ContextWindow: llm.Limits(in.Model.ID).ContextWindow}
 	for _, d := range defs {
 		out.Tools = append(out.Tools, ToolInfo{
 			Name:             d.Name,

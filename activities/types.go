@@ -54,6 +54,9 @@ type ResolveRunOutput struct {
 	// SearchAttributes is set when the worker found the agent search
 	// attributes registered, so the workflow may upsert them.
 	SearchAttributes bool `json:"searchAttributes,omitempty"`
+	// ContextWindow is the model's context window from pi-ai's table, 0
+	// when the table does not list the model.
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // ContextRef tells the model-turn activity which context to send: the first

@@ -69,12 +69,33 @@ type LoopConfig struct {
 	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
 	// Sandbox is what the run asks of the sandbox its commands run in.
 	Sandbox *SandboxConfig `json:"sandbox,omitempty"`
+	// Compaction sets when the context is compacted; nil means pi's
+	// defaults, automatic when the model's context window is known.
+	Compaction *CompactionConfig `json:"compaction,omitempty"`
 	// EventOrderWindow (a Go duration, default DefaultEventOrderWindow)
 	// bounds how long a parallel batch holds a finished call's
 	// tool_execution_end so that a slower-to-report sibling's earlier end
 	// can still come first, as in pi. Longer keeps pi's order on a loaded
 	// machine; shorter shows ends sooner.
 	EventOrderWindow string `json:"eventOrderWindow,omitempty"`
+}
+
+// CompactionConfig is pi-coding-agent's compaction settings: compact when
+// the context passes ContextWindow - ReserveTokens, keeping about
+// KeepRecentTokens of the newest messages.
+type CompactionConfig struct {
+	// Disabled turns automatic compaction off; a manual compact still
+	// works, and so does the recovery from a provider's overflow error.
+	Disabled bool `json:"disabled,omitempty"`
+	// ReserveTokens (default 16384) is the room left for the answer.
+	ReserveTokens int `json:"reserveTokens,omitempty"`
+	// KeepRecentTokens (default 20000) is how much recent context stays.
+	KeepRecentTokens int `json:"keepRecentTokens,omitempty"`
+	// ContextWindow overrides the window pi-ai's model table gives, and is
+	// needed for models the table does not list (local and
+	// OpenAI-compatible ones): without a window, compaction is automatic
+	// only on the provider's overflow error.
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // SandboxConfig is a run's request to the sandbox of its tool processes
@@ -143,6 +164,9 @@ func (c *LoopConfig) Normalize() error {
 	case "", "minimal", "low", "medium", "high", "xhigh":
 	default:
 		errs = append(errs, fmt.Errorf("modelOptions.reasoning %q: want minimal, low, medium, high or xhigh", c.ModelOptions.Reasoning))
+	}
+	if k := c.Compaction; k != nil && (k.ReserveTokens < 0 || k.KeepRecentTokens < 0 || k.ContextWindow < 0) {
+		errs = append(errs, errors.New("compaction: reserveTokens, keepRecentTokens and contextWindow must not be negative"))
 	}
 	if c.StopAfterTurn != nil && c.StopAfterTurn.Turns < 0 {
 		errs = append(errs, errors.New("stopAfterTurn.turns must not be negative"))

@@ -30,11 +30,13 @@ type Event struct {
 
 	Message  *Message  `json:"message,omitempty"`
 	Messages []Message `json:"messages,omitempty"`
-	// EarlierMessages, on an agent_end whose run began in an earlier
-	// workflow run (it continued as new), names the messages before
-	// Messages; clients read them from the content store (not a pi field).
-	EarlierMessages *MessageRange `json:"earlierMessages,omitempty"`
-	ToolResults     []Message     `json:"toolResults,omitempty"`
+	// EarlierMessages, on an agent_end, names the run's messages before
+	// Messages that the workflow no longer holds (those of an earlier
+	// workflow run of a chain that continued as new, and those a
+	// compaction summarized), in order; clients read them from the content
+	// store (not a pi field).
+	EarlierMessages []MessageRange `json:"earlierMessages,omitempty"`
+	ToolResults     []Message      `json:"toolResults,omitempty"`
 
 	ToolCallID    string         `json:"toolCallId,omitempty"`
 	ToolName      string         `json:"toolName,omitempty"`
@@ -54,6 +56,8 @@ type Event struct {
 	Time int64 `json:"time,omitempty"`
 	// Approval is the payload of approval events.
 	Approval *ApprovalInfo `json:"approval,omitempty"`
+	// Compaction is the payload of compaction events.
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }
 
 // MarshalJSON writes the event in pi's shape for its type, plus seq.
@@ -69,7 +73,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventAgentEnd:
 		out["messages"] = nonNilMessages(e.Messages)
-		if e.EarlierMessages != nil {
+		if len(e.EarlierMessages) > 0 {
 			out["earlierMessages"] = e.EarlierMessages
 		}
 	case EventTurnEnd:
@@ -102,6 +106,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventToolExecutionEnd:
 		out["toolCallId"], out["toolName"] = e.ToolCallID, e.ToolName
 		out["result"], out["isError"] = e.Result, e.IsError
+	case EventCompactionStart, EventCompactionEnd:
+		out["compaction"] = e.Compaction
 	case EventApprovalRequest, EventApprovalDecision:
 		out["toolCallId"], out["toolName"], out["approval"] = e.ToolCallID, e.ToolName, e.Approval
 		if e.Type == EventApprovalRequest {

@@ -108,3 +108,22 @@ var knownModels = map[string]modelInfo{
 	"o4-mini":               {price: Price{1.1, 4.4, 0.28, 0}, contextWindow: 200000, maxTokens: 100000, reasoning: true, images: true},
 	"o4-mini-deep-research": {price: Price{2, 8, 0.5, 0}, contextWindow: 200000, maxTokens: 100000, reasoning: true, images: true},
 }
+
+// ModelLimits are what pi-ai's model table says of a model's context:
+// its window in tokens and whether it reasons. Known is false for a model
+// the table does not list (a local or OpenAI-compatible model): its window
+// must then come from the run's configuration.
+type ModelLimits struct {
+	ContextWindow int
+	Reasoning     bool
+	Known         bool
+}
+
+// Limits looks a model id up in pi-ai's table.
+func Limits(id string) ModelLimits {
+	m, ok := lookupModel(id)
+	if !ok {
+		return ModelLimits{}
+	}
+	return ModelLimits{ContextWindow: m.contextWindow, Reasoning: m.reasoning, Known: true}
+}

@@ -198,13 +198,27 @@ func ResolveEvent(ctx context.Context, b Blobs, e agent.Event) (agent.Event, err
 		}
 		e.Message = &m
 	}
-	if e.EarlierMessages != nil {
-		earlier, err := ReadRange(ctx, b, *e.EarlierMessages)
-		if err != nil {
-			return e, err
+	if len(e.EarlierMessages) > 0 {
+		var earlier []agent.Message
+		for _, r := range e.EarlierMessages {
+			ms, err := ReadRange(ctx, b, r)
+			if err != nil {
+				return e, err
+			}
+			earlier = append(earlier, ms...)
 		}
 		e.Messages = append(earlier, e.Messages...)
 		e.EarlierMessages = nil
+	}
+	if c := e.Compaction; c != nil && c.Result != nil && c.Result.Summary != nil {
+		m, err := ResolveMessage(ctx, b, *c.Result.Summary)
+		if err != nil {
+			return e, err
+		}
+		info, result := *c, *c.Result
+		result.Summary = &m
+		info.Result = &result
+		e.Compaction = &info
 	}
 	if e.Messages != nil {
 		if e.Messages, err = ResolveMessages(ctx, b, e.Messages); err != nil {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 )
 
@@ -26,8 +27,17 @@ type Carry struct {
 	Segments []agent.Segment `json:"segments,omitempty"`
 	Hash     string          `json:"hash,omitempty"`
 	Messages []agent.Message `json:"messages,omitempty"`
-	// RunStart is where the current (or last) run's messages begin.
-	RunStart int `json:"runStart"`
+	// RunStart is where the current (or last) run's messages begin, and
+	// RunEarlier where its messages before are (see loop.newMessages).
+	RunStart   int                  `json:"runStart"`
+	RunEarlier []agent.MessageRange `json:"runEarlier,omitempty"`
+	LastRole   string               `json:"lastRole,omitempty"`
+	// Compaction is the latest compaction; CompactedAt the context's
+	// length right after it; Compactions and TokensSaved count them all.
+	Compaction  *activities.CompactionRecord `json:"compaction,omitempty"`
+	CompactedAt int                          `json:"compactedAt,omitempty"`
+	Compactions int                          `json:"compactions,omitempty"`
+	TokensSaved int                          `json:"tokensSaved,omitempty"`
 	// Run is a run paused between two turns, resumed first.
 	Run *PausedRun `json:"run,omitempty"`
 	// Next is a prompt accepted but not yet started (sessions).
@@ -56,6 +66,12 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		Hash:         l.context.HashAt(base),
 		Messages:     l.context.Since(base),
 		RunStart:     l.runStart,
+		RunEarlier:   l.runEarlier,
+		LastRole:     l.lastRole,
+		Compaction:   l.compact.last,
+		CompactedAt:  l.compact.at,
+		Compactions:  l.compact.count,
+		TokensSaved:  l.compact.tokensSaved,
 		Run:          paused,
 	}
 	if l.lastAssistant.Role != "" {
@@ -89,7 +105,10 @@ func (l *loop) restore(c *Carry) {
 	l.segments = c.Segments
 	l.context = agent.NewTranscriptAt(l.cfg.SystemPrompt, agent.SegmentsLen(c.Segments), c.Hash)
 	l.context.Append(c.Messages...)
-	l.runStart = c.RunStart
+	l.runStart, l.runEarlier, l.lastRole = c.RunStart, c.RunEarlier, c.LastRole
+	l.compact.last, l.compact.at = c.Compaction, c.CompactedAt
+	l.compact.count, l.compact.tokensSaved = c.Compactions, c.TokensSaved
+	l.inRun = c.Run != nil
 	if c.Settings != nil {
 		l.settings = *c.Settings
 	}

@@ -45,6 +45,13 @@ type RunState struct {
 	ToolExecution agent.ExecutionMode `json:"toolExecution"`
 	SteeringMode  agent.QueueMode     `json:"steeringMode"`
 	FollowUpMode  agent.QueueMode     `json:"followUpMode"`
+	// ContextTokens estimates the context the next model turn sends;
+	// ContextWindow is the model's window (0 when unknown). Compactions
+	// and TokensSaved count the context's compactions and what they saved.
+	ContextTokens int `json:"contextTokens"`
+	ContextWindow int `json:"contextWindow,omitempty"`
+	Compactions   int `json:"compactions,omitempty"`
+	TokensSaved   int `json:"tokensSaved,omitempty"`
 }
 
 type signalChannels struct {
@@ -287,6 +294,10 @@ func (l *loop) state() RunState {
 		ToolExecution:    l.settings.ToolExecution,
 		SteeringMode:     l.steering.mode,
 		FollowUpMode:     l.followUps.mode,
+		ContextTokens:    l.contextTokens(),
+		ContextWindow:    l.compact.window,
+		Compactions:      l.compact.count,
+		TokensSaved:      l.compact.tokensSaved,
 	}
 }
 

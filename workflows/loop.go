@@ -163,6 +163,8 @@ func (l *loop) resolve(ctx workflow.Context) error {
 		l.tools[t.Name] = t
 	}
 	l.searchAttributes = resolved.SearchAttributes
+	l.compact.modelWindow = resolved.ContextWindow
+	l.configureCompaction()
 	return nil
 }
 
@@ -274,6 +276,7 @@ func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
 			}
 			rs.Pending = nil
 
+			l.maybeCompact(ctx)
 			msg := l.modelTurn(ctx)
 			if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
 				l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
@@ -314,6 +317,7 @@ func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
 
 // end emits agent_end and records how the run stopped.
 func (l *loop) end(last agent.Message) {
+	l.inRun = false
 	held, earlier := l.newMessages()
 	l.emit(agent.Event{Type: agent.EventAgentEnd, Messages: held, EarlierMessages: earlier})
 	l.stopReason = last.StopReason
@@ -321,7 +325,10 @@ func (l *loop) end(last agent.Message) {
 }
 
 // push adds a message to the context, and so to the run's new messages.
-func (l *loop) push(m agent.Message) { l.context.Append(m) }
+func (l *loop) push(m agent.Message) {
+	l.context.Append(m)
+	l.lastRole = m.Role
+}
 
 func (l *loop) emitMessage(m agent.Message) {
 	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &m})

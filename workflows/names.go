@@ -27,6 +27,9 @@ const (
 	UpdateSetSteeringMode  = "setSteeringMode"
 	UpdateSetFollowUpMode  = "setFollowUpMode"
 	UpdateSetToolExecution = "setToolExecution"
+	// UpdateCompact compacts the session's context between runs, with
+	// optional custom instructions for the summary.
+	UpdateCompact = "compact"
 	// SignalPrompt is the prompt Update's Signal twin; while a run is
 	// active the prompt waits as a follow-up instead of being refused.
 	SignalPrompt = "prompt"

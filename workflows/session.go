@@ -60,6 +60,8 @@ type session struct {
 	in   SessionInput
 	next *NextRun
 	runs int
+	// compacting is set while a manual compaction runs: a prompt waits.
+	compacting bool
 }
 
 // Session is pi's Agent as a workflow: prompt, continue, steer, followUp,
@@ -102,9 +104,12 @@ func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		if s.next == nil {
 			return s.continueAsNew(ctx, nil)
 		}
+		// A prompt that came during a manual compaction waits for it.
+		_ = workflow.Await(ctx, func() bool { return !s.compacting })
 		next := s.next
 		s.next = nil
 		s.cfg = s.settings
+		s.configureCompaction()
 		s.beginRun()
 		if paused := s.run(ctx, next.Prompts, next.SkipSteeringPoll); paused != nil {
 			return s.continueAsNew(ctx, paused)
@@ -143,7 +148,7 @@ func (s *session) restore(c *Carry) {
 // waitForWork waits idle until a prompt or continue arrives, the session
 // is cancelled, or it should continue as new.
 func (s *session) waitForWork(ctx workflow.Context) {
-	for s.next == nil && !s.cancelled && !s.shouldContinueAsNew(ctx) {
+	for (s.next == nil || s.compacting) && !s.cancelled && !s.shouldContinueAsNew(ctx) {
 		sel := workflow.NewSelector(ctx)
 		s.addSignalCases(sel)
 		sel.AddReceive(s.wake, func(c workflow.ReceiveChannel, _ bool) { c.ReceiveAsync(nil) })

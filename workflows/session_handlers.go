@@ -17,6 +17,7 @@ const (
 	errNothingToRun   = "No messages to continue from"
 	errAssistantTail  = "Cannot continue from message role: assistant"
 	errBusyReset      = "the session is running: abort it and wait for it to end before reset"
+	errBusyCompact    = "the session is running: it compacts by itself when the context nears the model's window; compact manually between runs"
 	thinkingLevelsSet = "off, minimal, low, medium, high or xhigh"
 )
 
@@ -34,6 +35,18 @@ type PromptRequest struct {
 type RunStatus struct {
 	Run   int   `json:"run"`
 	After int64 `json:"after"`
+}
+
+// CompactRequest is the compact Update's argument: custom instructions for
+// the summary (pi's /compact [instructions]).
+type CompactRequest struct {
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// CompactStatus answers the compact Update.
+type CompactStatus struct {
+	TokensBefore int `json:"tokensBefore"`
+	TokensAfter  int `json:"tokensAfter"`
 }
 
 // SettingRequest is the argument of the setters: Model for setModel,
@@ -96,6 +109,17 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 		}},
 		{UpdateSetSteeringMode, s.setSteeringMode, checkQueueMode},
 		{UpdateSetFollowUpMode, s.setFollowUpMode, checkQueueMode},
+		{UpdateCompact, s.compactNow, func(workflow.Context, CompactRequest) error {
+			switch {
+			case s.busy():
+				return errors.New(errBusyCompact)
+			case s.compacting:
+				return errors.New("a compaction is already running")
+			case s.context.Len() == 0:
+				return errors.New(errNothingToRun)
+			}
+			return nil
+		}},
 		{UpdateSetToolExecution, s.setToolExecution, func(_ workflow.Context, r SettingRequest) error {
 			if m := agent.ExecutionMode(r.Mode); m != agent.ExecutionParallel && m != agent.ExecutionSequential {
 				return fmt.Errorf("mode %q: want parallel or sequential", r.Mode)
@@ -158,21 +182,11 @@ func (s *session) checkContinue() error {
 	if s.context.Len() == 0 {
 		return errors.New(errNothingToRun)
 	}
-	if s.lastRole() == agent.RoleAssistant &&
+	if s.lastRole == agent.RoleAssistant &&
 		len(s.steering.items) == 0 && len(s.followUps.items) == 0 {
 		return errors.New(errAssistantTail)
 	}
 	return nil
-}
-
-// lastRole is the role of the transcript's last message. The workflow
-// always holds it: segments never hold the last model answer or what
-// follows it.
-func (s *session) lastRole() string {
-	if m, ok := s.context.Last(); ok {
-		return m.Role
-	}
-	return ""
 }
 
 // continueRun is pi's Agent.continue: from an assistant tail it runs queued
@@ -182,7 +196,7 @@ func (s *session) continueRun(workflow.Context) (RunStatus, error) {
 	if err := s.checkContinue(); err != nil {
 		return RunStatus{}, err
 	}
-	if s.lastRole() != agent.RoleAssistant {
+	if s.lastRole != agent.RoleAssistant {
 		return s.startRun(&NextRun{}), nil
 	}
 	if steering := s.steering.drain(); len(steering) > 0 {
@@ -198,13 +212,31 @@ func (s *session) startRun(next *NextRun) RunStatus {
 	return RunStatus{Run: s.runs, After: s.events.last()}
 }
 
+// compactNow is a manual compaction (pi's /compact): between runs, with
+// optional instructions for the summary. A prompt that arrives meanwhile
+// waits for it. It is refused, with pi's reason, when nothing can be cut.
+func (s *session) compactNow(ctx workflow.Context, r CompactRequest) (CompactStatus, error) {
+	s.compacting = true
+	defer func() {
+		s.compacting = false
+		s.wake.SendAsync(struct{}{})
+	}()
+	ok, why := s.compactContext(ctx, s.baseCtx, agent.CompactionManual, r.Instructions, s.contextTokens())
+	if !ok {
+		return CompactStatus{}, errors.New(why)
+	}
+	rec := s.compact.last
+	return CompactStatus{TokensBefore: rec.TokensBefore, TokensAfter: rec.TokensAfter}, nil
+}
+
 // reset is pi's Agent.reset: transcript and queues are cleared.
 func (s *session) reset(workflow.Context) error {
 	if s.busy() {
 		return errors.New(errBusyReset)
 	}
 	s.context = agent.NewTranscript(s.settings.SystemPrompt)
-	s.segments, s.runStart = nil, 0
+	s.segments, s.runStart, s.runEarlier, s.lastRole = nil, 0, nil, ""
+	s.compact.last, s.compact.at = nil, 0
 	s.steering.items, s.followUps.items = nil, nil
 	s.stopReason, s.errorMessage = "", ""
 	return nil
@@ -221,6 +253,7 @@ func (s *session) setModel(ctx workflow.Context, r SettingRequest) error {
 		return err
 	}
 	s.settings.Model = *r.Model
+	s.compact.modelWindow = resolved.ContextWindow
 	return nil
 }
 

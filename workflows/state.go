@@ -36,8 +36,16 @@ type loop struct {
 	// them and adds only the messages after them.
 	segments []agent.Segment
 	// runStart is where the current run's new messages begin in the
-	// context: pi's newMessages is the context from runStart on.
-	runStart int
+	// context: pi's newMessages is the context from runStart on, after the
+	// run's messages the workflow no longer holds (runEarlier: those of an
+	// earlier workflow run, and those before a compaction).
+	runStart   int
+	runEarlier []agent.MessageRange
+	// inRun is set from a run's start to its agent_end.
+	inRun bool
+	// lastRole is the role of the transcript's last message.
+	lastRole string
+	compact  compactState
 	// runNumber counts the agent runs of this workflow run.
 	runNumber int
 	// turnsAtStart is the turn count this workflow run started with, and
@@ -105,6 +113,9 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 		wake:      workflow.NewBufferedChannel(ctx, 1),
 	}
 	l.context.Append(messages...)
+	if n := len(messages); n > 0 {
+		l.lastRole = messages[n-1].Role
+	}
 	l.rootCtx = ctx
 	// Activities must outlive a workflow cancellation long enough to end
 	// the run the way an abort does, so they hang off a disconnected context.
@@ -113,16 +124,18 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 	return l
 }
 
-// newMessages is pi's newMessages for the current run, as far as this
-// workflow run holds them, and the range of those before, which only the
-// segments hold (a run that continued as new in the middle).
-func (l *loop) newMessages() ([]agent.Message, *agent.MessageRange) {
+// newMessages is pi's newMessages for the current run: the messages this
+// workflow run holds, and the ranges of those before them that only the
+// content store's segments hold (an earlier workflow run's, and those a
+// compaction replaced).
+func (l *loop) newMessages() ([]agent.Message, []agent.MessageRange) {
+	earlier := l.runEarlier
 	if l.runStart >= l.context.Offset {
-		return l.context.Since(l.runStart), nil
+		return l.context.Since(l.runStart), earlier
 	}
-	return l.context.Since(l.context.Offset), &agent.MessageRange{
-		Segments: l.segments, From: l.runStart, To: l.context.Offset,
-	}
+	earlier = append(append([]agent.MessageRange(nil), earlier...),
+		agent.MessageRange{Segments: l.segments, From: l.runStart, To: l.context.Offset})
+	return l.context.Since(l.context.Offset), earlier
 }
 
 // forget drops the messages that the segments hold and the current run
@@ -136,6 +149,8 @@ func (l *loop) forget() {
 func (l *loop) beginRun() {
 	l.runNumber++
 	l.runStart = l.context.Len()
+	l.runEarlier = nil
+	l.inRun = true
 	l.normalTurns = 0
 	l.stopReason, l.errorMessage = "", ""
 	if l.aborted {
@@ -192,8 +207,8 @@ func (l *loop) finish(ctx workflow.Context) (AgentLoopResult, error) {
 	}
 	held, earlier := l.newMessages()
 	res.Messages, res.OmittedMessages = boundedTail(held, maxResultBytes)
-	if earlier != nil {
-		res.OmittedMessages += earlier.To - earlier.From
+	for _, r := range earlier {
+		res.OmittedMessages += r.To - r.From
 	}
 	if l.cancelled {
 		return res, temporal.NewCanceledError(res)

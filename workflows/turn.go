@@ -10,7 +10,6 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/llm"
 )
 
 // Model-turn activity policy. Temporal owns retries: providers run with
@@ -59,22 +58,9 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	if base == 0 {
 		ref.SystemPrompt = l.context.SystemPrompt
 	}
-	actx := workflow.WithActivityOptions(l.activityCtx(), workflow.ActivityOptions{
-		StartToCloseTimeout: modelTurnTimeout,
-		HeartbeatTimeout:    modelHeartbeat,
-		WaitForCancellation: true,
-		Summary:             fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			MaximumAttempts:    modelRetryAttempts,
-			NonRetryableErrorTypes: []string{
-				string(llm.ErrBadRequest), string(llm.ErrAuth), string(llm.ErrNotFound),
-				string(llm.ErrContextOverflow), activities.ErrUnknownModel, activities.ErrContextMismatch,
-			},
-		},
-	})
+	opts := modelActivityOptions()
+	opts.Summary = fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn)
+	actx := workflow.WithActivityOptions(l.activityCtx(), opts)
 	f := workflow.ExecuteActivity(actx, a.ModelTurn, activities.ModelTurnInput{
 		Model:   l.cfg.Model,
 		Options: l.cfg.ModelOptions,
@@ -90,6 +76,16 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			// Cancelled before the activity could answer: the call never
 			// reached the model, which is what an aborted signal gives.
 			return l.abortedMessage(ctx)
+		}
+		if isOverflow(err) && !l.compact.overflowRetried && !l.aborted {
+			// pi's overflow recovery: compact and send the turn again,
+			// once; a second overflow ends the turn with the provider's
+			// error.
+			l.compact.overflowRetried = true
+			defer func() { l.compact.overflowRetried = false }()
+			if ok, _ := l.compactContext(ctx, l.activityCtx(), agent.CompactionOverflow, "", l.contextTokens()); ok {
+				return l.callModel(ctx)
+			}
 		}
 		return l.failedMessage(ctx, err)
 	}

@@ -1,0 +1,227 @@
+package activities
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/compaction"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
+)
+
+// ErrCompactionFailed is the ApplicationError type of a summarizer answer
+// that ended in an error (pi's "Summarization failed: ..."): the provider
+// was reached, so retrying the activity would ask it the same again.
+const ErrCompactionFailed = "CompactionFailed"
+
+// CompactionRecord is what a workflow keeps of its latest compaction, for
+// the next one: pi's compaction entry without its summary, which is the
+// first message of the compacted context.
+type CompactionRecord struct {
+	// Kept is how many messages followed the summary message when the
+	// compaction was made (pi's At - FirstKept).
+	Kept         int                 `json:"kept"`
+	TokensBefore int                 `json:"tokensBefore"`
+	TokensAfter  int                 `json:"tokensAfter"`
+	Details      *compaction.Details `json:"details,omitempty"`
+	Timestamp    int64               `json:"timestamp"`
+}
+
+// CompactInput asks for one compaction of the context Context names.
+type CompactInput struct {
+	Model    agent.ModelRef      `json:"model"`
+	Options  agent.ModelOptions  `json:"options,omitempty"`
+	Context  ContextRef          `json:"context"`
+	Previous *CompactionRecord   `json:"previous,omitempty"`
+	Settings compaction.Settings `json:"settings"`
+	// Instructions are a manual compaction's custom instructions.
+	Instructions string `json:"instructions,omitempty"`
+	// Manual refuses a compaction that would summarize nothing (pi asks
+	// the model to summarize an empty conversation then).
+	Manual bool `json:"manual,omitempty"`
+}
+
+// CompactOutput is a finished compaction, or why there was none.
+type CompactOutput struct {
+	// Refused says why nothing was compacted, in pi's words where pi has
+	// them ("Already compacted", "Nothing to compact (session too small)").
+	Refused string `json:"refused,omitempty"`
+	// OldSegments hold the whole context before the compaction: the
+	// record of the messages the summary replaced.
+	OldSegments []agent.Segment `json:"oldSegments,omitempty"`
+	// Segments hold the whole new context, Len messages whose chain hash
+	// is Hash: the summary message, then the kept messages.
+	Segments []agent.Segment `json:"segments,omitempty"`
+	Len      int             `json:"len"`
+	Hash     string          `json:"hash"`
+	// LastRole is the role of the new context's last message.
+	LastRole string `json:"lastRole,omitempty"`
+	// Summary is the summary message (a stub when large).
+	Summary   agent.Message    `json:"summary"`
+	Record    CompactionRecord `json:"record"`
+	FirstKept int              `json:"firstKept"`
+	// Summarized counts the messages the summary replaced.
+	Summarized   int         `json:"summarized"`
+	SummaryChars int         `json:"summaryChars"`
+	Usage        agent.Usage `json:"usage"`
+}
+
+// CompactContext is pi's compact(): it prepares the compaction of the
+// context (where to cut, what to summarize), asks the run's own model for
+// the summary (or two, for a turn too large to keep whole), and stores the
+// new context, the summary message and the kept messages, as segments.
+// Provider failures are retried as a model turn's are. The messages the
+// summary replaces stay in the store (OldSegments) and in the event log.
+func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (CompactOutput, error) {
+	model, err := a.Models.Model(in.Model)
+	if err != nil {
+		return CompactOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
+	}
+	tc, err := a.loadContext(ctx, in.Context)
+	if err != nil {
+		return CompactOutput{}, err
+	}
+	old, err := a.saveSegments(ctx, in.Context, tc.t)
+	if err != nil {
+		return CompactOutput{}, err
+	}
+	h, offset := historyOf(tc.resolved, in.Previous)
+	p, err := compaction.PrepareCompaction(h, in.Settings)
+	if err != nil {
+		return CompactOutput{Refused: err.Error()}, nil
+	}
+	if in.Manual && p.NothingToSummarize() {
+		return CompactOutput{Refused: "Nothing to compact: the context since the last compaction fits in keepRecentTokens"}, nil
+	}
+	stop := a.heartbeatEvery(ctx, 5*time.Second)
+	defer stop()
+	now := time.Now().UnixMilli()
+	reqs := compaction.BuildRequests(p, compaction.RequestOptions{
+		CustomInstructions: in.Instructions,
+		ThinkingLevel:      in.Options.Reasoning,
+		ModelReasons:       llm.Limits(in.Model.ID).Reasoning,
+		Timestamp:          now,
+	})
+	var out CompactOutput
+	var summaries compaction.Summaries
+	for _, r := range []*compaction.SummaryRequest{reqs.History, reqs.TurnPrefix} {
+		if r == nil {
+			continue
+		}
+		answer, err := model.Stream(ctx, r.Request, func(agent.StreamEvent) {})
+		if err != nil {
+			return CompactOutput{}, modelError(err, answer)
+		}
+		if answer.Usage != nil {
+			out.Usage = out.Usage.Add(*answer.Usage)
+		}
+		text, err := compaction.SummaryText(r.Kind, answer)
+		if err != nil {
+			return CompactOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrCompactionFailed, nil)
+		}
+		if r.Kind == compaction.KindHistory {
+			summaries.History = text
+		} else {
+			summaries.TurnPrefix = text
+		}
+	}
+	applied := compaction.Apply(h, p, summaries, now)
+	c := applied.Compaction
+
+	// The new context: the summary message, then the kept messages as the
+	// workflow holds them (stubs).
+	summaryMsg, err := a.offloadMessage(ctx, compaction.SummaryMessage(c))
+	if err != nil {
+		return CompactOutput{}, err
+	}
+	next := agent.NewTranscript(tc.t.SystemPrompt)
+	next.Append(summaryMsg)
+	next.Append(tc.t.Messages[offset+c.FirstKept:]...)
+	scope := activity.GetInfo(ctx).WorkflowExecution.ID
+	var seg agent.Segment
+	if err := a.retryStore(ctx, func() (err error) {
+		seg, err = store.PutSegment(ctx, a.Store, scope, next.SystemPrompt, 0, next.Messages)
+		return err
+	}); err != nil {
+		return CompactOutput{}, err
+	}
+	resolved := append([]agent.Message{compaction.SummaryMessage(c)}, tc.resolved[offset+c.FirstKept:]...)
+	a.remember(ctx, turnContext{t: next, resolved: resolved})
+
+	out.OldSegments = old
+	out.Segments = []agent.Segment{seg}
+	out.Len, out.Hash = next.Len(), next.HashAt(next.Len())
+	if m, ok := next.Last(); ok {
+		out.LastRole = m.Role
+	}
+	out.Summary = summaryMsg
+	out.FirstKept = offset + c.FirstKept
+	out.Summarized = c.FirstKept - p.SummarizeFrom
+	out.SummaryChars = len(c.Summary)
+	out.Record = CompactionRecord{
+		Kept:         c.At - c.FirstKept,
+		TokensBefore: c.TokensBefore,
+		TokensAfter:  estimateContext(resolved),
+		Details:      c.Details,
+		Timestamp:    c.Timestamp,
+	}
+	return out, nil
+}
+
+// historyOf is the compaction history of a context: after a compaction the
+// context's first message is its summary and the messages after it are
+// those it kept and those since, which is all PrepareCompaction reads (pi's
+// History with the messages before FirstKept left out). offset is where
+// History.Messages start in the context.
+func historyOf(context []agent.Message, prev *CompactionRecord) (compaction.History, int) {
+	if prev == nil || len(context) == 0 {
+		return compaction.History{Messages: context}, 0
+	}
+	summary := strings.TrimSuffix(strings.TrimPrefix(agent.TextOf(context[0].Content), compaction.SummaryPrefix), compaction.SummarySuffix)
+	at := min(prev.Kept, len(context)-1)
+	return compaction.History{
+		Messages: context[1:],
+		Last: &compaction.Compaction{
+			Summary: summary, FirstKept: 0, At: at,
+			TokensBefore: prev.TokensBefore, Details: prev.Details, Timestamp: prev.Timestamp,
+		},
+	}, 1
+}
+
+// estimateContext estimates a context by its characters, as pi estimates
+// messages without usage: right after a compaction, the usage of the kept
+// answers still counts the context before it.
+func estimateContext(ms []agent.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += compaction.EstimateTokens(m)
+	}
+	return n
+}
+
+// heartbeatEvery heartbeats until stop is called: a summarizer call may
+// take longer than the activity's heartbeat timeout, and the heartbeat's
+// answer brings an abort.
+func (a *Activities) heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
