@@ -88,7 +88,33 @@ func (p *Printer) Print(e agent.Event) {
 		fmt.Fprintf(p.W, "%4d   ! %s %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, e.Approval.Decision, e.Approval.Reason)
 	case agent.EventAgentEnd:
 		fmt.Fprintf(p.W, "%4d ■ agent end (%d new messages)\n", e.Seq, len(e.Messages))
+	case agent.EventCompactionStart:
+		fmt.Fprintf(p.W, "%4d   ⇣ compacting the context (%s)\n", e.Seq, e.Compaction.Reason)
+	case agent.EventCompactionEnd:
+		p.compactionEnd(e)
 	}
+}
+
+// compactionEnd writes how a compaction ended: "184K → 23K tokens".
+func (p *Printer) compactionEnd(e agent.Event) {
+	c := e.Compaction
+	switch {
+	case c.Result != nil:
+		r := c.Result
+		fmt.Fprintf(p.W, "%4d   ⇣ compacted: %s → %s tokens, %d messages summarized in %d characters\n",
+			e.Seq, kTokens(r.TokensBefore), kTokens(r.TokensAfter), r.Summarized, r.SummaryChars)
+	case c.Aborted:
+		fmt.Fprintf(p.W, "%4d   ⇣ compaction aborted; the context is as it was\n", e.Seq)
+	default:
+		fmt.Fprintf(p.W, "%4d   ⇣ no compaction: %s\n", e.Seq, c.ErrorMessage)
+	}
+}
+
+func kTokens(n int) string {
+	if n >= 1000 {
+		return fmt.Sprintf("%dK", (n+500)/1000)
+	}
+	return fmt.Sprint(n)
 }
 
 // newPartial says whether a tool_execution_update is to be written, and

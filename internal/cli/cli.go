@@ -40,6 +40,8 @@ commands:
   session prompt ID TEXT  prompt a session and stream the run
   session continue ID     continue a session (pi's rules for an assistant tail)
   session reset ID        clear a session's transcript and queues
+  session compact ID [INSTRUCTIONS]
+                          summarize the oldest context now (between runs)
   session set ID model|thinking|steering|follow-up|tool-execution VALUE
   approve ID CALL allow|deny|always [REASON]
                           answer a tool call waiting for approval

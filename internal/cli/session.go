@@ -23,6 +23,8 @@ type sessionFlags struct {
 	approveTools, approvePatterns, approveTimeout         string
 	approveMutating                                       bool
 	canTurns                                              int
+	contextWindow, keepRecent                             int
+	noAutoCompact                                         bool
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
@@ -37,6 +39,9 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.approvePatterns, "approve-pattern", "", "tool:arg:regexp rules, separated by ';' (e.g. 'bash:command:^(rm|git push)')")
 	fs.StringVar(&f.approveTimeout, "approve-timeout", "", "block a call nobody approved within this long (e.g. 30m)")
 	fs.IntVar(&f.canTurns, "continue-as-new-after", 0, "continue as new after this many turns (0: when the server suggests)")
+	fs.IntVar(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for compaction (0: pi-ai's table)")
+	fs.IntVar(&f.keepRecent, "keep-recent-tokens", 0, "tokens of recent context a compaction keeps (0: 20000)")
+	fs.BoolVar(&f.noAutoCompact, "no-auto-compact", false, "compact only when asked (session compact) or when the provider overflows")
 }
 
 func (f *sessionFlags) input() (workflows.SessionInput, error) {
@@ -54,6 +59,9 @@ func (f *sessionFlags) input() (workflows.SessionInput, error) {
 			ToolTaskQueue: f.toolQueue, ToolExecution: agent.ExecutionMode(f.execution),
 		},
 		ContinueAsNewAfterTurns: f.canTurns,
+	}
+	if f.contextWindow != 0 || f.keepRecent != 0 || f.noAutoCompact {
+		in.Compaction = &agent.CompactionConfig{ContextWindow: f.contextWindow, KeepRecentTokens: f.keepRecent, Disabled: f.noAutoCompact}
 	}
 	if f.approveTools != "" || f.approveMutating || f.approvePatterns != "" {
 		p := &agent.ApprovalPolicy{Tools: split(f.approveTools), Mutating: f.approveMutating, Timeout: f.approveTimeout}
@@ -115,6 +123,18 @@ func (e *env) session(ctx context.Context, args []string) error {
 			return errors.New("usage: session reset ID")
 		}
 		return agentclient.Update(ctx, e.c, args[1], workflows.UpdateReset, nil, nil)
+	case "compact":
+		if len(args) < 2 {
+			return errors.New("usage: session compact ID [INSTRUCTIONS]")
+		}
+		var st workflows.CompactStatus
+		err := agentclient.Update(ctx, e.c, args[1], workflows.UpdateCompact,
+			workflows.CompactRequest{Instructions: strings.Join(args[2:], " ")}, &st)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.out, "compacted: %d → %d tokens\n", st.TokensBefore, st.TokensAfter)
+		return nil
 	case "set":
 		if len(args) != 4 {
 			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution VALUE")
@@ -127,7 +147,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 }
 
 const sessionUsage = `usage: starter session start [flags] | prompt ID TEXT | continue ID | reset ID |
-       set ID model|thinking|steering|follow-up|tool-execution VALUE | chat [flags] [ID]`
+       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE | chat [flags] [ID]`
 
 func (e *env) startSession(ctx context.Context, id string, f sessionFlags) (client.WorkflowRun, error) {
 	in, err := f.input()
