@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/compaction"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -122,4 +123,42 @@ func (s slowReads) Get(ctx context.Context, ref agent.BlobRef) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	return s.Blobs.Get(ctx, ref)
+}
+
+// The compaction crash test: a run whose third turn compacts the context,
+// and a worker killed while the summarizer writes.
+const (
+	ModelCompact = "crash-compact" // two big_output turns, a compaction, then done
+	// SummariesLog is the file in the worker's dir where the compact model
+	// notes each summary request it starts: "summarizing pid=PID".
+	SummariesLog = "summaries.log"
+	// CompactSummary is the summary the compact model writes, slowly.
+	CompactSummary = "## Goal\nSummarized by the crash test."
+)
+
+// StateDir is the worker's dir, where the compact model writes
+// SummariesLog; the worker sets it from -dir.
+var StateDir string
+
+// compactModel answers two big_output calls and then "done", and a
+// summarization request (pi's summarizer system prompt) with
+// CompactSummary streamed over about 4 s, noting the request in
+// SummariesLog first.
+type compactModel struct{}
+
+func (compactModel) Stream(ctx context.Context, req llm.Request, emit func(agent.StreamEvent)) (agent.Message, error) {
+	p := llm.NewScriptedProvider()
+	if req.SystemPrompt == compaction.SummarizationSystemPrompt {
+		appendLine(filepath.Join(StateDir, SummariesLog), fmt.Sprintf("summarizing pid=%d", os.Getpid()))
+		text := CompactSummary + strings.Repeat(" ", 16*40)
+		p.Add(ModelCompact, llm.Script{ChunkDelay: StreamDelay, Responses: []llm.ScriptedResponse{{Content: []agent.Content{agent.Text(text)}}}})
+	} else {
+		p.Add(ModelCompact, llm.Script{Responses: []llm.ScriptedResponse{
+			{Content: []agent.Content{agent.ToolCall("call-big-1", BigOutputTool, map[string]any{})}},
+			{Content: []agent.Content{agent.ToolCall("call-big-2", BigOutputTool, map[string]any{})}},
+			{Content: []agent.Content{agent.Text("done")}},
+		}})
+	}
+	m, _ := p.Model(ModelCompact)
+	return m.Stream(ctx, req, emit)
 }

@@ -67,3 +67,46 @@ func TestKillWorkerWhileModelTurnReadsContext(t *testing.T) {
 	}
 	e.logf("w2 made %d reads before it was killed", w2Reads)
 }
+
+// A worker killed while the summarizer of a compaction writes: after the
+// activity's heartbeat timeout a new worker compacts again from the same
+// context, the summary is recorded once, and the run goes on from the
+// compacted context to its end.
+func TestKillWorkerDuringCompaction(t *testing.T) {
+	e := newEnv(t)
+	w1 := e.startWorker("w1")
+	id := "compact"
+	in := e.input(crashtest.ModelCompact, crashtest.BigOutputTool)
+	// Two 12,000-token outputs pass 20,000 - 4,096: the third turn compacts.
+	in.Compaction = &agent.CompactionConfig{ContextWindow: 20000, ReserveTokens: 4096, KeepRecentTokens: 8000}
+	e.start(id, in)
+	log := filepath.Join(e.dir, crashtest.SummariesLog)
+	e.waitFor("the summarizer writing on w1", 60*time.Second, func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "pid="+itoa(w1.pid()))
+	})
+	time.Sleep(time.Second) // well into the summary's 4 s
+	e.killWorker(w1, "while the summarizer writes")
+	e.startWorker("w2")
+
+	res := e.result(id, runTimeout)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.Equal(t, 3, res.Turns)
+	require.Equal(t, "done", agent.TextOf(res.Messages[len(res.Messages)-1].Content))
+
+	evs := e.events(id)
+	var ends []agent.CompactionInfo
+	for _, ev := range evs {
+		if ev.Type == agent.EventCompactionEnd {
+			ends = append(ends, *ev.Compaction)
+		}
+	}
+	require.Len(t, ends, 1, "one compaction, recorded once")
+	require.NotNil(t, ends[0].Result)
+	require.Equal(t, agent.CompactionThreshold, ends[0].Reason)
+	compacts := ofType(e.logActivities(id), "CompactContext")
+	require.Len(t, compacts, 1)
+	require.GreaterOrEqual(t, compacts[0].Attempt, int32(2), "the compaction ran again on w2")
+	b, _ := os.ReadFile(log)
+	require.GreaterOrEqual(t, strings.Count(string(b), "summarizing"), 2, "w2 asked for the summary again")
+}

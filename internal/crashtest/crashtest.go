@@ -127,8 +127,11 @@ func Models() *llm.Registry {
 	}
 	r := llm.NewRegistry()
 	r.Register(llm.ScriptedProviderName, llm.ProviderFunc(func(id string) (llm.Model, error) {
-		if id == ModelContext {
+		switch id {
+		case ModelContext:
 			return contextModel{}, nil
+		case ModelCompact:
+			return compactModel{}, nil
 		}
 		return p.Model(id)
 	}))

@@ -75,6 +75,7 @@ func run() error {
 	}
 	hs := hooks.NewRegistry()
 	hs.RegisterBefore(crashtest.BlockHook, crashtest.BlockingHook(*dir, *hookBlock))
+	crashtest.StateDir = *dir
 	var st store.Blobs
 	if st, err = store.Open(filepath.Join(*dir, "content"), store.Options{}); err != nil {
 		return err
