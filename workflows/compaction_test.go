@@ -391,4 +391,16 @@ func TestManualCompact(t *testing.T) {
 	state, err := agentclient.State(context.Background(), c, run.GetID())
 	require.NoError(t, err)
 	require.Equal(t, 1, state.Compactions)
+
+	// A client reads the context as the model is sent it, the summary
+	// first, or every message the session added.
+	_, ctxMsgs, err := agentclient.Context(context.Background(), c, testenv.Store(t), run.GetID())
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(agent.TextOf(ctxMsgs[0].Content), compaction.SummaryPrefix), "the summary comes first")
+	require.Equal(t, "done: five", agent.TextOf(ctxMsgs[len(ctxMsgs)-1].Content))
+	full, err := agentclient.FullTranscript(context.Background(), c, testenv.Store(t), run.GetID())
+	require.NoError(t, err)
+	require.Len(t, full, 5*4, "five prompts, each with a call, its result and an answer")
+	require.Equal(t, "one", agent.TextOf(full[0].Content))
+	require.Equal(t, strings.Repeat("output line of the dump tool\n", 140), agent.TextOf(full[2].Content))
 }
