@@ -155,7 +155,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.out, "Sent steering message %q (%d queued); it joins the run after the first turn.\n", demo.Steering, st.Queued)
+		fmt.Fprintf(e.out, "Sent steering message %q (%d queued); the run takes it at its next steering poll: after the turn in progress, or before the first model call if it is there first.\n", demo.Steering, st.Queued)
 		return nil
 	}
 	return e.start(ctx, runID(""), workflows.TaskQueue, in, *asJSON, false, steer)
