@@ -41,8 +41,7 @@ type CompactInput struct {
 	Settings compaction.Settings `json:"settings"`
 	// Instructions are a manual compaction's custom instructions.
 	Instructions string `json:"instructions,omitempty"`
-	// Manual refuses a compaction that would summarize nothing (pi asks
-	// the model to summarize an empty conversation then).
+	// Manual marks a compaction a person asked for.
 	Manual bool `json:"manual,omitempty"`
 }
 
@@ -95,7 +94,9 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 	if err != nil {
 		return CompactOutput{Refused: err.Error()}, nil
 	}
-	if in.Manual && p.NothingToSummarize() {
+	if p.NothingToSummarize() {
+		// pi would ask the model to summarize an empty conversation, which
+		// cannot make the context smaller.
 		return CompactOutput{Refused: "Nothing to compact: the context since the last compaction fits in keepRecentTokens"}, nil
 	}
 	stop := a.heartbeatEvery(ctx, 5*time.Second)

@@ -201,3 +201,52 @@ func TestFastStreamHeartbeats(t *testing.T) {
 		})
 	}
 }
+
+// A watcher waiting in its long poll sees what a run records at once: the
+// events of a prompt's run arrive soon after the prompt Update returns (the
+// workflow task that completed the Update recorded them). Measured here,
+// guarded loosely (a loaded CI machine); the README quotes the figures.
+func TestWatcherSeesNewEventsSoon(t *testing.T) {
+	r := newCostRig(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "latency-" + testenv.Suffix(), TaskQueue: r.queue},
+		workflows.SessionWorkflow, workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
+	require.NoError(t, err)
+	defer func() { _ = r.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") }()
+	var mu sync.Mutex
+	starts := map[int64]time.Time{}
+	ended := make(chan struct{}, 16)
+	go func() {
+		_ = agentclient.Watch(ctx, r.c, run.GetID(), "", agentclient.WatchOptions{Store: r.st}, func(e agent.Event) {
+			switch e.Type {
+			case agent.EventAgentStart:
+				mu.Lock()
+				starts[e.Seq] = time.Now()
+				mu.Unlock()
+			case agent.EventAgentEnd:
+				ended <- struct{}{}
+			}
+		})
+	}()
+	var delays []time.Duration
+	for i := range 9 {
+		time.Sleep(500 * time.Millisecond) // the watcher is back in its long poll
+		var st workflows.RunStatus
+		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &st))
+		returned := time.Now()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("prompt %d: the watcher saw no agent_end", i)
+		}
+		mu.Lock()
+		seen, ok := starts[st.After+1]
+		mu.Unlock()
+		require.True(t, ok, "agent_start %d seen", st.After+1)
+		delays = append(delays, max(seen.Sub(returned), 0))
+	}
+	slices.Sort(delays)
+	t.Logf("event seen after the Update returned: p50 %v, max %v", delays[len(delays)/2], delays[len(delays)-1])
+	require.Less(t, delays[len(delays)-1], time.Second)
+}

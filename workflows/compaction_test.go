@@ -216,6 +216,10 @@ func TestSessionCompactsAutomatically(t *testing.T) {
 	desc, err := c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
 	require.NotEqual(t, run.GetRunID(), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
+	_, ctxMsgs, err := agentclient.Context(context.Background(), c, testenv.Store(t), run.GetID())
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(agent.TextOf(ctxMsgs[0].Content), compaction.SummaryPrefix),
+		"the compacted context, summary first, crossed the seams")
 	for i, e := range events {
 		require.EqualValues(t, events[0].Seq+int64(i), e.Seq, "gap-free")
 	}
