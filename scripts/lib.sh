@@ -58,3 +58,62 @@ ensure_bubblewrap() {
 port_open() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
+
+# The self-hosted stack (scripts/stack, internal/stack): Temporal's server
+# and its schema tool, and the Web UI's server, built from source into
+# directories of their own under GOBIN (both modules name their binary
+# "server"); internal/stack's constants name the same (a test keeps them
+# equal). The first build of the server takes about 2 minutes.
+TEMPORAL_SERVER_MODULES="go.temporal.io/server/cmd/server@v1.29.1 go.temporal.io/server/cmd/tools/sql@v1.29.1"
+TEMPORAL_SERVER_DIR_NAME="temporal-server-1.29.1"
+TEMPORAL_UI_MODULE="github.com/temporalio/ui-server/v2/cmd/server@v2.42.1"
+TEMPORAL_UI_DIR_NAME="temporal-ui-server-2.42.1"
+
+go_bin_dir() {
+  local bin
+  bin="$(go env GOBIN)"
+  [ -n "$bin" ] || bin="$(go env GOPATH)/bin"
+  echo "$bin"
+}
+
+# Installs Temporal's server and schema tool when missing and exports
+# TEMPORAL_SERVER and TEMPORAL_SQL_TOOL.
+ensure_temporal_server() {
+  local dir
+  dir="$(go_bin_dir)/$TEMPORAL_SERVER_DIR_NAME"
+  if [ ! -x "$dir/server" ] || [ ! -x "$dir/sql" ]; then
+    echo "Installing Temporal's server and schema tool ($TEMPORAL_SERVER_MODULES); the first build takes about 2 minutes..." >&2
+    # shellcheck disable=SC2086
+    GOBIN="$dir" go install $TEMPORAL_SERVER_MODULES >&2
+  fi
+  export TEMPORAL_SERVER="$dir/server" TEMPORAL_SQL_TOOL="$dir/sql"
+}
+
+# Installs the Web UI's server when missing and exports TEMPORAL_UI_SERVER;
+# the stack runs without a UI when it does not build.
+ensure_temporal_ui() {
+  local dir
+  dir="$(go_bin_dir)/$TEMPORAL_UI_DIR_NAME"
+  if [ ! -x "$dir/server" ]; then
+    echo "Installing the Temporal Web UI's server ($TEMPORAL_UI_MODULE)..." >&2
+    GOBIN="$dir" go install "$TEMPORAL_UI_MODULE" >&2 || { echo "The Web UI's server did not build; the stack runs without it." >&2; return 0; }
+  fi
+  export TEMPORAL_UI_SERVER="$dir/server"
+}
+
+# PostgreSQL from Debian's packages (the stack runs its own cluster in
+# .stack/, on a port of its own, whatever the package starts).
+ensure_postgresql() {
+  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then
+    return
+  fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing PostgreSQL..." >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends postgresql >&2 ||
+      { apt-get update >&2 && apt-get install -y --no-install-recommends postgresql >&2; }
+  else
+    echo "PostgreSQL is missing: install it (Debian/Ubuntu: sudo apt-get install postgresql)." >&2
+    return 1
+  fi
+}

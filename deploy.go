@@ -1,0 +1,21 @@
+// Package agentloop holds the deployment files at the root of the
+// repository, so that code can start the same Temporal server they
+// describe: internal/stack renders the server's configuration from the
+// compose file's `temporal` service and runs it with the dynamic config
+// that service mounts. Everything else lives in the packages below.
+package agentloop
+
+import _ "embed"
+
+// ComposeFile is docker-compose.yml.
+//
+//go:embed docker-compose.yml
+var ComposeFile []byte
+
+// DynamicConfig is deploy/dynamicconfig.yaml, the Temporal server's
+// dynamic config; DynamicConfigPath is its path in the repository.
+//
+//go:embed deploy/dynamicconfig.yaml
+var DynamicConfig []byte
+
+const DynamicConfigPath = "deploy/dynamicconfig.yaml"
