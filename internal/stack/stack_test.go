@@ -189,3 +189,14 @@ func TestStackUpRestartDown(t *testing.T) {
 func temporalSearchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(workflows.AgentStatus.ValueSet("started"), workflows.AgentTurns.ValueSet(0))
 }
+
+// scripts/lib.sh installs what FindBinaries looks for.
+func TestLibShInstallsTheseVersions(t *testing.T) {
+	b, err := os.ReadFile("../../scripts/lib.sh")
+	require.NoError(t, err)
+	lib := string(b)
+	require.Contains(t, lib, `TEMPORAL_SERVER_MODULES="`+ServerModule+" "+SQLToolModule+`"`)
+	require.Contains(t, lib, `TEMPORAL_SERVER_DIR_NAME="`+ServerDir+`"`)
+	require.Contains(t, lib, `TEMPORAL_UI_MODULE="`+UIModule+`"`)
+	require.Contains(t, lib, `TEMPORAL_UI_DIR_NAME="`+UIDir+`"`)
+}
