@@ -26,6 +26,7 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/internal/stack"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -62,9 +63,60 @@ func TestMain(m *testing.M) {
 	if testing.Verbose() {
 		fmt.Printf("built crashtest worker in %v\n", time.Since(start).Round(time.Millisecond))
 	}
+	if os.Getenv("TEMPORAL_STACK") != "" {
+		if err := startStack(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "TEMPORAL_STACK:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
+	if onStack != nil {
+		_ = onStack.pg.Stop()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// onStack is set with TEMPORAL_STACK=1: the tests run on the self-hosted
+// stack (internal/stack, as scripts/stack runs it) instead of dev servers.
+// One PostgreSQL serves the package; each test gets a Temporal server
+// process of its own on databases of its own, which a server restart
+// stops (SIGTERM) and starts again.
+var onStack *stackEnv
+
+type stackEnv struct {
+	bins    stack.Binaries
+	compose stack.Compose
+	pg      *stack.Postgres
+	mu      sync.Mutex
+	servers int
+}
+
+func startStack(dir string) error {
+	bins, err := stack.FindBinaries()
+	if err != nil {
+		return err
+	}
+	compose, err := stack.LoadCompose()
+	if err != nil {
+		return err
+	}
+	ports, err := stack.FreePorts()
+	if err != nil {
+		return err
+	}
+	// PostgreSQL runs as its own user when the tests run as root.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	pg, err := stack.StartPostgres(context.Background(), bins, filepath.Join(dir, "postgresql"), ports.Frontend,
+		compose.Env("POSTGRES_USER", "temporal"), compose.Env("POSTGRES_PWD", "temporal"))
+	if err != nil {
+		return err
+	}
+	onStack = &stackEnv{bins: bins, compose: compose, pg: pg}
+	return nil
 }
 
 // env is one test's dev server (on a SQLite file, restartable on the same
@@ -78,6 +130,7 @@ type env struct {
 	hostPort string
 	queue    string
 	srv      *devserver.Server
+	stk      *stack.Server // instead of srv on the stack
 	c        client.Client
 	serverN  int
 }
@@ -126,6 +179,10 @@ func freeHostPort(t *testing.T) string {
 func (e *env) startServer() {
 	e.t.Helper()
 	e.serverN++
+	if onStack != nil {
+		e.startStackServer()
+		return
+	}
 	logf, err := os.Create(filepath.Join(e.dir, fmt.Sprintf("server-%d.log", e.serverN)))
 	require.NoError(e.t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -140,8 +197,44 @@ func (e *env) startServer() {
 	e.logf("dev server %d up on %s in %v", e.serverN, e.hostPort, time.Since(start).Round(time.Millisecond))
 }
 
-// stopServer stops the dev server (SIGINT, then waits for it to exit).
+// startStackServer starts the test's Temporal server on the stack: the
+// first time on new databases, then again on the same ones and ports.
+func (e *env) startStackServer() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if e.stk == nil {
+		ports, err := stack.FreePorts()
+		require.NoError(e.t, err)
+		onStack.mu.Lock()
+		onStack.servers++
+		n := onStack.servers
+		onStack.mu.Unlock()
+		e.stk, err = stack.StartServer(ctx, onStack.bins, onStack.compose, stack.ServerOptions{
+			Dir: filepath.Join(e.dir, "stack-server"), Ports: ports, Postgres: onStack.pg,
+			Database: fmt.Sprintf("crash%d", n), Visibility: fmt.Sprintf("crash%d_visibility", n),
+		})
+		require.NoError(e.t, err)
+		e.hostPort = e.stk.Address
+	} else {
+		require.NoError(e.t, e.stk.Start(ctx))
+	}
+	c, err := e.stk.Dial()
+	require.NoError(e.t, err)
+	e.c = c
+	e.logf("Temporal server %d (pid %d) up on %s in %v", e.serverN, e.stk.Pid(), e.hostPort, time.Since(start).Round(time.Millisecond))
+}
+
+// stopServer stops the dev server (SIGINT, then waits for it to exit), or
+// on the stack the test's Temporal server (SIGTERM).
 func (e *env) stopServer() {
+	if e.stk != nil && e.c != nil {
+		e.c.Close()
+		e.c = nil
+		require.NoError(e.t, e.stk.Stop())
+		return
+	}
 	if e.srv == nil {
 		return
 	}
