@@ -12,6 +12,9 @@
 //	go run ./bench loop       the workflow against pi's own loop (bench/pi) on
 //	                          the scenarios in bench/scenarios, the floor round
 //	                          trip, 200 concurrent runs, replay; see loop.go
+//	go run ./bench servers    bench loop's concurrency section on a dev server
+//	                          and on the self-hosted stack, side by side
+//	go run ./bench soak       the chaos soak (internal/soak) on the stack
 //
 // It uses the server at TEMPORAL_ADDRESS when set, else starts a dev server.
 // The worker runs in a separate process (this binary, re-executed), so what
@@ -27,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench stream|history|session|content|progress|cost|loop [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench stream|history|session|content|progress|cost|loop|servers|soak [flags]")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -54,6 +57,10 @@ func main() {
 		err = benchProgress(ctx, os.Args[2:])
 	case "cost":
 		err = benchCost(ctx, os.Args[2:])
+	case "soak":
+		err = benchSoak(ctx, os.Args[2:])
+	case "servers":
+		err = benchServers(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
