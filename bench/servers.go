@@ -63,6 +63,10 @@ func benchServers(ctx context.Context, args []string) error {
 				return err
 			}
 			defer os.RemoveAll(dir)
+			// PostgreSQL runs as its own user when this runs as root.
+			if err := os.Chmod(dir, 0o755); err != nil {
+				return err
+			}
 			ports, err := stack.FreePorts()
 			if err != nil {
 				return err

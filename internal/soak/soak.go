@@ -111,7 +111,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	// 0755: PostgreSQL runs as its own user when this runs as root, and
+	// must reach the stack's directory in it.
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(s.dir, 0o755); err != nil {
 		return nil, err
 	}
 	if err := s.setUp(ctx); err != nil {
