@@ -76,8 +76,8 @@ type BashTool struct {
 	started func(*sandbox.Process)
 }
 
-// NewBashTool returns the bash tool. It runs at most once per call
-// (MaxAttempts 1): a command is not known to be safe to repeat. pi declares
+// NewBashTool returns the bash tool. It runs once per call (RetryOnce): a
+// command is not known to be safe to repeat. pi declares
 // no execution mode for bash, so batches stay parallel.
 func NewBashTool(opts BashOptions) *BashTool {
 	if opts.DefaultTimeout <= 0 {
@@ -108,10 +108,11 @@ func NewBashTool(opts BashOptions) *BashTool {
 		Label:       BashToolName,
 		Description: renderText(bashDescription, data),
 		Parameters:  paramsSchema(BashParams{}, data, false),
+		Workspace:   true,
 		Durability: Durability{
+			Retry: RetryOnce,
 			// One attempt must outlive the longest command and its kill.
-			Timeout:     opts.MaxTimeout + opts.KillGrace + time.Minute,
-			MaxAttempts: 1,
+			Timeout: opts.MaxTimeout + opts.KillGrace + time.Minute,
 		},
 	}}
 }
@@ -179,6 +180,10 @@ func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 		return agent.ToolResult{}, errors.New(appendStatus(text, err.Error()))
 	}
 	switch {
+	case res.aborted && ShuttingDown(ctx):
+		// Not the run's abort: the worker is stopping. The command did not
+		// finish, and nobody asked for it to stop.
+		return agent.ToolResult{}, Interrupted(context.Cause(ctx))
 	case res.aborted:
 		text, _ := out.format("")
 		return agent.ToolResult{}, errors.New(appendStatus(text, "Command aborted"))

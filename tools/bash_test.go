@@ -155,6 +155,39 @@ func TestBashCancellationKillsProcessTree(t *testing.T) {
 	RequireNoProcessesWith(t, marker, 2*time.Second)
 }
 
+// workerShutdown is a worker shutdown's context cause, as the activities
+// package makes it.
+type workerShutdown struct{}
+
+func (workerShutdown) Error() string        { return "worker shutting down" }
+func (workerShutdown) WorkerShutdown() bool { return true }
+
+// A command stopped because its worker shuts down is interrupted, not
+// aborted: bash ends the process tree as for an abort but returns an
+// InterruptedError instead of "Command aborted", which the activity turns
+// into a retryable failure rather than a result.
+func TestBashWorkerShutdownInterruptsTheCommand(t *testing.T) {
+	ws := t.TempDir()
+	marker := SleepMarker()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := newTestBash(t).Execute(ctx, Call{Args: map[string]any{"command": "echo started; " + startChildren("started", marker, false)}, Workspace: ws})
+		done <- err
+	}()
+	readLines(t, filepath.Join(ws, "started"), 1)
+	cancel(workerShutdown{})
+	select {
+	case err := <-done:
+		if !IsInterrupted(err) || strings.Contains(err.Error(), "Command aborted") {
+			t.Errorf("error %v, want an interrupted call", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("interrupted command did not return")
+	}
+	RequireNoProcessesWith(t, marker, 2*time.Second)
+}
+
 func TestBashBackgroundChildrenDoNotOutliveTheCall(t *testing.T) {
 	ws := t.TempDir()
 	marker := SleepMarker()

@@ -47,24 +47,33 @@ func TestDefinitionsMatchPi(t *testing.T) {
 	}
 }
 
+// Every built-in declares its retry class (tools/README.md's table): a
+// retry is safe for the read-only tools and for write, which overwrites; edit
+// and bash run once. All of them touch the workspace.
 func TestDurabilityAndExecutionModes(t *testing.T) {
 	want := map[string]struct {
-		mode        agent.ExecutionMode
-		maxAttempts int
+		mode  agent.ExecutionMode
+		retry RetryClass
 	}{
-		ReadToolName:  {agent.ExecutionParallel, 0},
-		LsToolName:    {agent.ExecutionParallel, 0},
-		GrepToolName:  {agent.ExecutionParallel, 0},
-		FindToolName:  {agent.ExecutionParallel, 0},
-		EditToolName:  {"", 0},
-		WriteToolName: {"", 1},
-		BashToolName:  {"", 1},
+		ReadToolName:  {agent.ExecutionParallel, RetrySafe},
+		LsToolName:    {agent.ExecutionParallel, RetrySafe},
+		GrepToolName:  {agent.ExecutionParallel, RetrySafe},
+		FindToolName:  {agent.ExecutionParallel, RetrySafe},
+		EditToolName:  {"", RetryOnce},
+		WriteToolName: {"", RetrySafe},
+		BashToolName:  {"", RetryOnce},
 	}
 	for _, tool := range Builtins(BuiltinOptions{BashMaxTimeout: time.Minute}) {
 		def := tool.Definition()
 		w := want[def.Name]
-		if def.ExecutionMode != w.mode || def.Durability.MaxAttempts != w.maxAttempts {
-			t.Errorf("%s: mode %q attempts %d, want %q %d", def.Name, def.ExecutionMode, def.Durability.MaxAttempts, w.mode, w.maxAttempts)
+		if def.ExecutionMode != w.mode || def.Durability.Retry != w.retry {
+			t.Errorf("%s: mode %q retry %q, want %q %q", def.Name, def.ExecutionMode, def.Durability.Retry, w.mode, w.retry)
+		}
+		if got, single := def.Durability.SingleAttempt(), w.retry == RetryOnce; got != single {
+			t.Errorf("%s: single attempt %v, want %v", def.Name, got, single)
+		}
+		if !def.Workspace {
+			t.Errorf("%s does not say it touches the workspace", def.Name)
 		}
 		if def.Name == BashToolName && def.Durability.Timeout <= time.Minute {
 			t.Errorf("bash's activity timeout %v must outlast its longest command", def.Durability.Timeout)

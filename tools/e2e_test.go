@@ -470,9 +470,9 @@ func TestE2EDurabilityInHistory(t *testing.T) {
 	bashTimeout := tools.MaxBashTimeout + tools.BashKillGrace + time.Minute
 	require.Equal(t, map[string]policy{
 		"bash":  {"bash: sh test.sh || true", 1, bashTimeout},
-		"write": {"write: notes.txt", 1, 10 * time.Minute},
+		"write": {"write: notes.txt", 3, 10 * time.Minute},
 		"read":  {"read: src/greet.sh", 3, 10 * time.Minute},
-		"edit":  {"edit: src/util.sh", 3, 10 * time.Minute},
+		"edit":  {"edit: src/util.sh", 1, 10 * time.Minute},
 		"ls":    {"ls", 3, 10 * time.Minute},
 		"grep":  {"grep: TODO", 3, 10 * time.Minute},
 		"find":  {"find: *.md", 3, 10 * time.Minute},

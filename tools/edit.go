@@ -43,7 +43,9 @@ type EditTool struct {
 	done appliedEdits
 }
 
-// NewEditTool returns the edit tool. pi declares no execution mode for it, so
+// NewEditTool returns the edit tool. It runs once per call (RetryOnce): a
+// retry after a lost attempt would apply the replacement to text the first
+// attempt may already have edited. pi declares no execution mode for it, so
 // batches stay parallel; same-file edits and writes take a per-file lock.
 func NewEditTool() *EditTool {
 	return &EditTool{def: Definition{
@@ -51,6 +53,8 @@ func NewEditTool() *EditTool {
 		Label:       EditToolName,
 		Description: renderText(editDescription, nil),
 		Parameters:  paramsSchema(EditParams{}, nil, true),
+		Workspace:   true,
+		Durability:  Durability{Retry: RetryOnce},
 	}}
 }
 

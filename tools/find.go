@@ -46,6 +46,8 @@ func NewFindTool(opts ReadOptions) *FindTool {
 		Parameters:    paramsSchema(FindParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
 		ReadOnly:      true,
+		Workspace:     true,
+		Durability:    Durability{Retry: RetrySafe},
 	}}
 }
 

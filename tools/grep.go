@@ -55,6 +55,8 @@ func NewGrepTool(opts ReadOptions) *GrepTool {
 		Parameters:    paramsSchema(GrepParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
 		ReadOnly:      true,
+		Workspace:     true,
+		Durability:    Durability{Retry: RetrySafe},
 	}}
 }
 

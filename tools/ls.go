@@ -45,6 +45,8 @@ func NewLsTool(opts ReadOptions) *LsTool {
 		Parameters:    paramsSchema(LsParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
 		ReadOnly:      true,
+		Workspace:     true,
+		Durability:    Durability{Retry: RetrySafe},
 	}}
 }
 

@@ -58,6 +58,8 @@ func NewReadTool(opts ReadOptions) *ReadTool {
 		Parameters:    paramsSchema(ReadParams{}, data, false),
 		ExecutionMode: agent.ExecutionParallel,
 		ReadOnly:      true,
+		Workspace:     true,
+		Durability:    Durability{Retry: RetrySafe},
 	}}
 }
 

@@ -29,6 +29,9 @@ type Definition struct {
 	// ReadOnly tools change nothing; an approval policy for mutating
 	// tools lets them through.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// Workspace tools read or write the run's workspace, so they run on
+	// the worker host that holds it (the run's tool queue).
+	Workspace bool `json:"workspace,omitempty"`
 	// Durability says how Temporal runs the tool's ExecuteToolCall activity.
 	Durability Durability `json:"durability,omitempty"`
 }
@@ -36,10 +39,13 @@ type Definition struct {
 // Durability is a tool's activity policy. Zero values take the worker's
 // defaults.
 type Durability struct {
+	// Retry says whether running a call again is safe; it decides the
+	// retry policy (see RetryClass).
+	Retry RetryClass `json:"retry,omitempty"`
 	// Timeout bounds one attempt (start-to-close).
 	Timeout time.Duration `json:"timeout,omitempty"`
-	// MaxAttempts is 1 for tools that must not run twice by accident
-	// (bash, write); 0 means the default retry policy.
+	// MaxAttempts caps the attempts of a retry-safe tool; 0 means the
+	// default retry policy. RetryOnce means 1 whatever this says.
 	MaxAttempts int `json:"maxAttempts,omitempty"`
 	// HeartbeatTimeout is how long the tool's worker may go silent before
 	// the attempt counts as lost; 0 means the workflow's default (30 s).
@@ -47,6 +53,37 @@ type Durability struct {
 	// few seconds are enough on a healthy network.
 	HeartbeatTimeout time.Duration `json:"heartbeatTimeout,omitempty"`
 }
+
+// RetryClass says whether a tool call may run again after an attempt
+// that failed or was lost, when nobody knows whether it had its effect.
+type RetryClass string
+
+const (
+	// RetrySafe: running a call twice has the effect of running it once
+	// (read-only tools; write, which overwrites a file with the same
+	// content). Temporal retries a lost or failed attempt, on any worker
+	// of the tool's queue. The zero value means RetrySafe.
+	RetrySafe RetryClass = "safe"
+	// RetryOnce: a second run could do the work twice (edit applies its
+	// replacement to text it already edited; bash repeats a command's
+	// side effects). One attempt, journaled on the tool's host: a lost
+	// attempt is answered from the journal when it finished there, and
+	// otherwise reported to the model, never run again.
+	RetryOnce RetryClass = "once"
+)
+
+// Attempts is the retry policy's maximum attempts: 1 for RetryOnce,
+// MaxAttempts otherwise (0: the workflow's default).
+func (d Durability) Attempts() int {
+	if d.Retry == RetryOnce {
+		return 1
+	}
+	return d.MaxAttempts
+}
+
+// SingleAttempt reports whether the tool runs at most once per call, and
+// so is journaled.
+func (d Durability) SingleAttempt() bool { return d.Attempts() == 1 }
 
 // Tool is one tool the model can call.
 type Tool interface {

@@ -27,9 +27,9 @@ type WriteParams struct {
 // WriteTool creates or overwrites a file inside the workspace.
 type WriteTool struct{ def Definition }
 
-// NewWriteTool returns the write tool. It runs at most once per call
-// (MaxAttempts 1), so a worker lost mid-write surfaces as a failed call
-// rather than as a second write the model did not ask for. pi declares no
+// NewWriteTool returns the write tool. A retry is safe (RetrySafe): write
+// replaces the whole file with the call's content, so running a call again
+// after a lost attempt leaves the file as one run would. pi declares no
 // execution mode for write, so batches stay parallel; writes and edits of the
 // same file are serialised by a per-file lock, as in pi.
 func NewWriteTool() *WriteTool {
@@ -38,7 +38,8 @@ func NewWriteTool() *WriteTool {
 		Label:       WriteToolName,
 		Description: renderText(writeDescription, nil),
 		Parameters:  paramsSchema(WriteParams{}, nil, false),
-		Durability:  Durability{MaxAttempts: 1},
+		Workspace:   true,
+		Durability:  Durability{Retry: RetrySafe},
 	}}
 }
 

@@ -1,6 +1,5 @@
 // Package journal is the tool-outcome journal: the recovery path for
-// single-attempt tools (bash, write: Durability.MaxAttempts 1) whose worker
-// is lost.
+// single-attempt tools (tools.RetryOnce: bash, edit) whose worker is lost.
 //
 // Temporal does not retry such a tool, so a worker that dies after the tool
 // finished but before its result reached the server turns a finished
@@ -25,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -44,6 +44,10 @@ const (
 	StateStarted = "started"
 	// StateCompleted: the tool finished and its outcome is recorded.
 	StateCompleted = "completed"
+	// StateInterrupted: the tool began on this host and was stopped before
+	// it finished because its worker shut down; it may have had some of
+	// its effects and must not be re-run.
+	StateInterrupted = "interrupted"
 )
 
 // Journal is a directory of outcome records, one file per idempotency key.
@@ -156,23 +160,97 @@ func (j *Journal) Store(r Record) error {
 	return d.Sync()
 }
 
-// Prune removes records completed or started before cutoff; a worker runs
-// it now and then so the journal stays small. A record must outlive the
-// longest a workflow may take to ask for it (the tool's heartbeat timeout
-// plus the lookup's schedule-to-start timeout); a day is plenty.
+// Prune removes records last written (started, or completed) before
+// cutoff.
 func (j *Journal) Prune(cutoff time.Time) error {
-	rs, err := j.Records()
+	_, err := j.prune(cutoff, 0, 0)
+	return err
+}
+
+// Limits bound the journal. A record must outlive the longest a workflow
+// may take to ask for it: the tool's heartbeat timeout (30 s by default)
+// plus the lookup's schedule-to-start timeout (1 minute), so the age bound
+// is hours or days and MinAge protects what a lookup may still need.
+type Limits struct {
+	// MaxAge removes records whose last write is older; 0 keeps them.
+	MaxAge time.Duration
+	// MaxBytes removes the oldest records until the journal's files take
+	// at most this many bytes; 0 means no bound.
+	MaxBytes int64
+	// MinAge keeps records younger than this whatever the bounds say
+	// (the worker uses DefaultMinAge); 0 means no minimum.
+	MinAge time.Duration
+}
+
+// DefaultMinAge is how long a record is kept whatever the size bound: well
+// past the longest a lost attempt's lookup can come (heartbeat timeout plus
+// the lookup's schedule-to-start timeout, under two minutes by default).
+const DefaultMinAge = 10 * time.Minute
+
+// PruneStats says what a prune did.
+type PruneStats struct {
+	Removed, Kept int
+	KeptBytes     int64
+}
+
+// PruneTo removes records older than MaxAge, then the oldest records until
+// the journal holds at most MaxBytes, never one younger than MinAge. A
+// worker runs it at start-up and then periodically (worker flags
+// -tool-journal-max-age, -tool-journal-max-bytes).
+func (j *Journal) PruneTo(l Limits) (PruneStats, error) {
+	var cutoff time.Time
+	if l.MaxAge > 0 {
+		cutoff = time.Now().Add(-l.MaxAge)
+	}
+	return j.prune(cutoff, l.MaxBytes, l.MinAge)
+}
+
+// prune removes records last written before cutoff (none when zero), then
+// the oldest until at most maxBytes remain (no bound when 0), keeping
+// those younger than minAge.
+func (j *Journal) prune(cutoff time.Time, maxBytes int64, minAge time.Duration) (PruneStats, error) {
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	entries, err := os.ReadDir(j.Dir)
 	if err != nil {
-		return err
+		return PruneStats{}, err
 	}
-	for _, r := range rs {
-		if r.Started.Before(cutoff) && (r.Completed.IsZero() || r.Completed.Before(cutoff)) {
-			if err := os.Remove(j.path(r.Key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
+	var files []file
+	var total int64
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".json" {
+			continue
 		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		files = append(files, file{filepath.Join(j.Dir, e.Name()), info.Size(), info.ModTime()})
+		total += info.Size()
 	}
-	return nil
+	// Oldest first; a record's file is rewritten when it completes, so
+	// its modification time is its last write.
+	sort.Slice(files, func(a, b int) bool { return files[a].mod.Before(files[b].mod) })
+	now := time.Now()
+	var st PruneStats
+	for _, f := range files {
+		tooOld := !cutoff.IsZero() && f.mod.Before(cutoff)
+		tooBig := maxBytes > 0 && total > maxBytes
+		if (tooOld || tooBig) && now.Sub(f.mod) >= minAge {
+			if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return st, err
+			}
+			total -= f.size
+			st.Removed++
+			continue
+		}
+		st.Kept++
+		st.KeptBytes += f.size
+	}
+	return st, nil
 }
 
 // LookupInput asks what became of one tool execution.
@@ -244,6 +322,14 @@ func (t *Journaled) Execute(ctx context.Context, call tools.Call) (agent.ToolRes
 		return agent.ToolResult{}, tools.Fault(fmt.Errorf("journal: %w", err))
 	}
 	result, err := t.Tool.Execute(ctx, call)
+	if tools.IsInterrupted(err) || (err != nil && tools.ShuttingDown(ctx)) {
+		rec.State, rec.Completed = StateInterrupted, time.Now()
+		_ = t.Journal.Store(rec) // best effort: a lookup finds "started" otherwise, which means the same
+		if !tools.IsInterrupted(err) {
+			err = tools.Interrupted(context.Cause(ctx))
+		}
+		return agent.ToolResult{}, err
+	}
 	if tools.IsFault(err) {
 		return result, err
 	}
@@ -266,13 +352,13 @@ func (t *Journaled) Execute(ctx context.Context, call tools.Call) (agent.ToolRes
 	return result, err
 }
 
-// Wrap journals every single-attempt tool (Durability.MaxAttempts 1) of ts
-// and returns the others unchanged.
+// Wrap journals every single-attempt tool (tools.RetryOnce, or
+// Durability.MaxAttempts 1) of ts and returns the others unchanged.
 func Wrap(j *Journal, ts []tools.Tool) []tools.Tool {
 	out := make([]tools.Tool, len(ts))
 	for i, t := range ts {
 		out[i] = t
-		if t.Definition().Durability.MaxAttempts == 1 {
+		if t.Definition().Durability.SingleAttempt() {
 			out[i] = &Journaled{Tool: t, Journal: j}
 		}
 	}
