@@ -121,7 +121,7 @@ func (m *anthropicModel) failed(ctx context.Context, a *assembler, err error) (a
 	if aborted(ctx) {
 		return a.aborted(), nil
 	}
-	e := timedOut(ctx)
+	e := ctxFailure(ctx)
 	if e == nil {
 		e = classifyAnthropic(err)
 	}

@@ -155,13 +155,42 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// aborted reports whether ctx was cancelled: the run's abort, which pi
-// reports as a message with stopReason aborted. A deadline is not an abort.
-func aborted(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+// ErrWorkerShutdown is the kind of a call stopped because its worker is
+// shutting down (a deploy), which is neither the run's abort nor the
+// provider's failure: the activity fails with this retryable type and
+// another worker makes the call again at once.
+const ErrWorkerShutdown ErrorKind = "WorkerShutdown"
 
-// timedOut returns the failure of a call whose context deadline passed; nil
-// when it has not. A timed-out call is worth another try.
-func timedOut(ctx context.Context) *Error {
+// shutdownCause is what the context cause of a worker's shutdown
+// implements (activities.ErrWorkerShutdown; tools.ShuttingDown looks for
+// the same method), so that this package needs no Temporal import.
+type shutdownCause interface{ WorkerShutdown() bool }
+
+// shuttingDown reports whether ctx was cancelled by its worker's shutdown.
+func shuttingDown(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	var s shutdownCause
+	return errors.As(context.Cause(ctx), &s) && s.WorkerShutdown()
+}
+
+// aborted reports whether ctx was cancelled by the run's abort, which pi
+// reports as a message with stopReason aborted. A deadline is not an
+// abort, and neither is the worker shutting down: that call is not over,
+// another worker makes it again.
+func aborted(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled) && !shuttingDown(ctx)
+}
+
+// ctxFailure returns the failure of a call whose context ended for a
+// reason other than an abort: its deadline passed, or its worker is
+// shutting down. Both are worth another try. nil when ctx has not ended
+// that way.
+func ctxFailure(ctx context.Context) *Error {
+	if shuttingDown(ctx) {
+		return &Error{Kind: ErrWorkerShutdown, Message: "the worker running the model call is shutting down"}
+	}
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil
 	}

@@ -67,7 +67,9 @@ const (
 )
 
 // Retryable reports whether Temporal should try the call again.
-func (k ErrorKind) Retryable() bool { return k == ErrRateLimited || k == ErrUnavailable }
+func (k ErrorKind) Retryable() bool {
+	return k == ErrRateLimited || k == ErrUnavailable || k == ErrWorkerShutdown
+}
 
 // Error is a classified provider failure.
 type Error struct {

@@ -144,7 +144,7 @@ func (m *openAIModel) failed(ctx context.Context, a *assembler, err error, resp 
 	if aborted(ctx) {
 		return a.aborted(), nil
 	}
-	e := timedOut(ctx)
+	e := ctxFailure(ctx)
 	if e == nil {
 		e = classifyOpenAI(err, resp)
 	}

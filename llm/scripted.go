@@ -99,7 +99,13 @@ func (m scriptedModel) Stream(ctx context.Context, req Request, emit func(agent.
 	}
 	final.ErrorMessage = r.ErrorMessage
 	final.Usage = estimateUsage(req, final)
-	return m.stream(ctx, final, emit), nil
+	msg := m.stream(ctx, final, emit)
+	if e := ctxFailure(ctx); e != nil && msg.StopReason == agent.StopReasonAborted {
+		// The worker is shutting down (or the deadline passed): the call
+		// did not end, another attempt makes it again.
+		return msg, e
+	}
+	return msg, nil
 }
 
 // stream emits pi-ai's event sequence for final, checking for abort before
@@ -107,7 +113,7 @@ func (m scriptedModel) Stream(ctx context.Context, req Request, emit func(agent.
 func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit func(agent.StreamEvent)) agent.Message {
 	partial := final
 	partial.Content = []agent.Content{}
-	aborted := func() (agent.Message, bool) {
+	stopped := func() (agent.Message, bool) {
 		if ctx.Err() == nil {
 			return agent.Message{}, false
 		}
@@ -115,7 +121,9 @@ func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit fun
 		a.Content = append([]agent.Content{}, partial.Content...)
 		a.StopReason = agent.StopReasonAborted
 		a.ErrorMessage = agent.AbortedErrorMessage
-		emit(agent.StreamEvent{Type: agent.StreamError, Reason: string(agent.StopReasonAborted), Error: &a})
+		if aborted(ctx) {
+			emit(agent.StreamEvent{Type: agent.StreamError, Reason: string(agent.StopReasonAborted), Error: &a})
+		}
 		return a, true
 	}
 	snapshot := func() *agent.Message {
@@ -123,12 +131,12 @@ func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit fun
 		s.Content = append([]agent.Content{}, partial.Content...)
 		return &s
 	}
-	if a, ok := aborted(); ok {
+	if a, ok := stopped(); ok {
 		return a
 	}
 	emit(agent.StreamEvent{Type: agent.StreamStart, Partial: snapshot()})
 	for i, block := range final.Content {
-		if a, ok := aborted(); ok {
+		if a, ok := stopped(); ok {
 			return a
 		}
 		switch block.Type {
@@ -144,7 +152,7 @@ func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit fun
 				if !m.pause(ctx) {
 					break
 				}
-				if a, ok := aborted(); ok {
+				if a, ok := stopped(); ok {
 					return a
 				}
 				if kind == "text" {
@@ -154,7 +162,7 @@ func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit fun
 				}
 				emit(agent.StreamEvent{Type: kind + "_delta", ContentIndex: i, Delta: chunk, Partial: snapshot()})
 			}
-			if a, ok := aborted(); ok {
+			if a, ok := stopped(); ok {
 				return a
 			}
 			partial.Content[i] = block
@@ -167,7 +175,7 @@ func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit fun
 				if !m.pause(ctx) {
 					break
 				}
-				if a, ok := aborted(); ok {
+				if a, ok := stopped(); ok {
 					return a
 				}
 				emit(agent.StreamEvent{Type: agent.StreamToolCallDelta, ContentIndex: i, Delta: chunk, Partial: snapshot()})
