@@ -6,6 +6,7 @@ package activities
 
 import (
 	"context"
+	"os"
 	"slices"
 	"time"
 
@@ -51,8 +52,15 @@ type Activities struct {
 	// store's segments, as a worker that never ran the run before does.
 	NoContextCache bool
 
+	// HostQueue is the task queue this worker serves for its host alone
+	// (the worker registers it): runs that name no toolTaskQueue run their
+	// workspace tools there, on the host that resolved them, which holds
+	// their workspace. Empty: tools run on the run's task queue.
+	HostQueue string
+
 	contexts *contextCache
 	tools    running
+	stop     shutdown
 }
 
 // DefaultHeartbeatInterval matches workflows.AbortLatency, the worker's
@@ -98,10 +106,30 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 			Name:             d.Name,
 			ExecutionMode:    d.ExecutionMode,
 			ReadOnly:         d.ReadOnly,
+			Workspace:        d.Workspace,
+			Retry:            string(d.Durability.Retry),
 			Timeout:          d.Durability.Timeout,
-			MaxAttempts:      d.Durability.MaxAttempts,
+			MaxAttempts:      d.Durability.Attempts(),
 			HeartbeatTimeout: d.Durability.HeartbeatTimeout,
 		})
 	}
+	out.HostQueue = a.hostQueueFor(in.Workspace)
 	return out, nil
+}
+
+// hostQueueFor is the queue of this worker's host when it holds the run's
+// workspace (the directory exists here), else "": a worker that does not
+// hold it leaves the run's tools to the run's task queue, as before host
+// affinity.
+func (a *Activities) hostQueueFor(workspace string) string {
+	if a.HostQueue == "" {
+		return ""
+	}
+	if workspace == "" {
+		workspace = a.DefaultWorkspace
+	}
+	if st, err := os.Stat(workspace); err != nil || !st.IsDir() {
+		return ""
+	}
+	return a.HostQueue
 }

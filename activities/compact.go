@@ -81,6 +81,8 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 	if err != nil {
 		return CompactOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
 	}
+	ctx, stopWork := a.interruptible(ctx)
+	defer stopWork()
 	tc, err := a.loadContext(ctx, in.Context)
 	if err != nil {
 		return CompactOutput{}, err
@@ -115,6 +117,9 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 			continue
 		}
 		answer, err := model.Stream(ctx, r.Request, func(agent.StreamEvent) {})
+		if interrupted(ctx) {
+			return CompactOutput{}, shutdownError("the compaction")
+		}
 		if err != nil {
 			return CompactOutput{}, modelError(err, answer)
 		}

@@ -22,6 +22,10 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	if err != nil {
 		return ModelTurnOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
 	}
+	// A worker that shuts down interrupts the turn after its grace; the
+	// retry streams it again on another worker at once.
+	ctx, stopWork := a.interruptible(ctx)
+	defer stopWork()
 	tc, err := a.loadContext(ctx, in.Context)
 	if err != nil {
 		return ModelTurnOutput{}, err
@@ -46,6 +50,9 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()
 	s := <-saving
+	if interrupted(streamCtx) && (err != nil || msg.StopReason == agent.StopReasonAborted) {
+		return ModelTurnOutput{}, shutdownError("the model turn")
+	}
 	if err != nil {
 		if stub, oerr := a.offloadMessage(ctx, msg); oerr == nil {
 			msg = stub
@@ -104,6 +111,9 @@ func modelError(err error, partial agent.Message) error {
 	opts := temporal.ApplicationErrorOptions{NonRetryable: !e.Kind.Retryable(), Details: []any{partial}}
 	if e.RetryAfter > 0 {
 		opts.NextRetryDelay = e.RetryAfter
+	}
+	if e.Kind == llm.ErrWorkerShutdown {
+		opts.NextRetryDelay = shutdownRetryDelay
 	}
 	return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Kind), opts)
 }

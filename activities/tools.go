@@ -79,9 +79,12 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		return ExecuteOutput{}, temporal.NewNonRetryableApplicationError("unknown tool "+in.ToolName, ErrUnknownTool, nil)
 	}
 	info := activity.GetInfo(ctx)
+	// A worker that shuts down interrupts the tool after its grace.
+	workCtx, stopWork := a.interruptible(ctx)
+	defer stopWork()
 	// The heartbeat carries the tool's latest partial result to watchers
 	// and brings back an abort, which cancels liveCtx.
-	liveCtx, progress := a.startToolHeartbeat(ctx, in.ToolCallID)
+	liveCtx, progress := a.startToolHeartbeat(workCtx, in.ToolCallID)
 	defer progress.close()
 	toolCtx, cancel := abortable(liveCtx, in.Aborted)
 	defer cancel()
@@ -117,6 +120,12 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	}
 	updates.close(ctx)
 	if err != nil {
+		if tools.IsInterrupted(err) || interrupted(workCtx) {
+			// Not an outcome: another worker runs a retry-safe tool again
+			// at once; the workflow reports a single-attempt tool
+			// interrupted.
+			return ExecuteOutput{}, shutdownError(in.ToolName)
+		}
 		if tools.IsFault(err) {
 			return ExecuteOutput{}, temporal.NewApplicationError(capText(err.Error()), ErrToolExecution)
 		}

@@ -31,10 +31,13 @@ const (
 
 // ResolveRunInput names what a run needs from the worker's registries.
 type ResolveRunInput struct {
-	Model          agent.ModelRef `json:"model"`
-	Tools          []string       `json:"tools,omitempty"`
-	BeforeToolCall []string       `json:"beforeToolCall,omitempty"`
-	AfterToolCall  []string       `json:"afterToolCall,omitempty"`
+	Model agent.ModelRef `json:"model"`
+	// Workspace is the run's workspace, to learn whether this worker's
+	// host holds it.
+	Workspace      string   `json:"workspace,omitempty"`
+	Tools          []string `json:"tools,omitempty"`
+	BeforeToolCall []string `json:"beforeToolCall,omitempty"`
+	AfterToolCall  []string `json:"afterToolCall,omitempty"`
 }
 
 // ToolInfo is what the workflow needs to schedule a tool.
@@ -42,8 +45,13 @@ type ToolInfo struct {
 	Name          string              `json:"name"`
 	ExecutionMode agent.ExecutionMode `json:"executionMode,omitempty"`
 	ReadOnly      bool                `json:"readOnly,omitempty"`
-	Timeout       time.Duration       `json:"timeout,omitempty"`
-	MaxAttempts   int                 `json:"maxAttempts,omitempty"`
+	// Workspace tools run on the host that holds the run's workspace.
+	Workspace bool `json:"workspace,omitempty"`
+	// Retry is the tool's retry class (tools.RetryClass): "once" tools
+	// have MaxAttempts 1 and are journaled.
+	Retry       string        `json:"retry,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty"`
+	MaxAttempts int           `json:"maxAttempts,omitempty"`
 	// HeartbeatTimeout is the tool's Durability.HeartbeatTimeout.
 	HeartbeatTimeout time.Duration `json:"heartbeatTimeout,omitempty"`
 }
@@ -57,6 +65,10 @@ type ResolveRunOutput struct {
 	// ContextWindow is the model's context window from pi-ai's table, 0
 	// when the table does not list the model.
 	ContextWindow int `json:"contextWindow,omitempty"`
+	// HostQueue is the task queue of the resolving worker's host when it
+	// holds the run's workspace: the run's workspace tools go there unless
+	// the run names a toolTaskQueue.
+	HostQueue string `json:"hostQueue,omitempty"`
 }
 
 // ContextRef tells the model-turn activity which context to send: the first

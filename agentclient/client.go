@@ -6,10 +6,14 @@ package agentclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
@@ -48,14 +52,14 @@ func FollowUp(ctx context.Context, c client.Client, workflowID, text string) (wo
 
 func queue(ctx context.Context, c client.Client, workflowID, update, text string) (workflows.QueueStatus, error) {
 	var st workflows.QueueStatus
-	err := updateAndWait(ctx, c, workflowID, update, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(text)}}, &st)
+	err := Update(ctx, c, workflowID, update, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(text)}}, &st)
 	return st, err
 }
 
 // Abort aborts a run.
 func Abort(ctx context.Context, c client.Client, workflowID, reason string) (workflows.AbortStatus, error) {
 	var st workflows.AbortStatus
-	err := updateAndWait(ctx, c, workflowID, workflows.UpdateAbort, activities.AbortRequest{Reason: reason}, &st)
+	err := Update(ctx, c, workflowID, workflows.UpdateAbort, activities.AbortRequest{Reason: reason}, &st)
 	return st, err
 }
 
@@ -71,37 +75,149 @@ func State(ctx context.Context, c client.Client, workflowID string) (workflows.R
 
 // Update sends an Update to a run (the latest of the workflow id), waits for
 // its result and decodes it into result (which may be nil). A nil arg sends
-// no argument.
+// no argument. It gives the Update a new ID and sends it again with that
+// ID after failures unrelated to the Update (see UpdateWithOptions).
 func Update(ctx context.Context, c client.Client, workflowID, name string, arg, result any) error {
-	return updateAndWait(ctx, c, workflowID, name, arg, result)
+	return UpdateWithOptions(ctx, c, workflowID, name, arg, result, UpdateOptions{})
+}
+
+// UpdateOptions say how an Update is sent.
+type UpdateOptions struct {
+	// ID is the Update's ID. A run applies an ID once however often it is
+	// sent, within one workflow run (the server) and across
+	// continue-as-new (the run carries the latest IDs): a client that
+	// does not know whether its Update arrived sends it again with the
+	// same ID. Empty means a new ID (NewUpdateID), kept across this
+	// call's own retries.
+	ID string
+	// RetryFor bounds how long failures unrelated to the Update (the
+	// server restarting, a worker being replaced, the run continuing as
+	// new meanwhile) are retried; 0 means DefaultUpdateRetryFor. An Update
+	// the run refuses or fails is never retried.
+	RetryFor time.Duration
+}
+
+// DefaultUpdateRetryFor is how long an Update is sent again after failures
+// unrelated to it.
+const DefaultUpdateRetryFor = time.Minute
+
+// NewUpdateID returns a new random Update ID.
+func NewUpdateID() string { return uuid.NewString() }
+
+// UpdateWithOptions is Update with a given Update ID and retry bound.
+func UpdateWithOptions(ctx context.Context, c client.Client, workflowID, name string, arg, result any, o UpdateOptions) error {
+	args, err := updateArgs(workflowID, name, arg)
+	if err != nil {
+		return err
+	}
+	if o.ID == "" {
+		o.ID = NewUpdateID()
+	}
+	if o.RetryFor <= 0 {
+		o.RetryFor = DefaultUpdateRetryFor
+	}
+	err = retryUpdate(ctx, o.RetryFor, func() error {
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			UpdateID:     o.ID,
+			WorkflowID:   workflowID,
+			UpdateName:   name,
+			Args:         args,
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err != nil {
+			return err
+		}
+		return h.Get(ctx, result)
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", name, workflowID, err)
+	}
+	return nil
 }
 
 // maxPayloadBytes is Temporal's default limit on one payload.
 const maxPayloadBytes = 2 << 20
 
-func updateAndWait(ctx context.Context, c client.Client, workflowID, name string, arg, result any) error {
-	var args []any
-	if arg != nil {
-		args = []any{arg}
-		// The server answers an oversized Update with a vague workflow task
-		// failure; say what is wrong before sending.
-		if b, err := json.Marshal(arg); err == nil && len(b) > maxPayloadBytes {
-			return fmt.Errorf("%s %s: the argument is %d bytes; Temporal's payload limit is %d", name, workflowID, len(b), maxPayloadBytes)
-		}
+func updateArgs(workflowID, name string, arg any) ([]any, error) {
+	if arg == nil {
+		return nil, nil
 	}
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflowID,
-		UpdateName:   name,
-		Args:         args,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+	// The server answers an oversized Update with a vague workflow task
+	// failure; say what is wrong before sending.
+	if b, err := json.Marshal(arg); err == nil && len(b) > maxPayloadBytes {
+		return nil, fmt.Errorf("%s %s: the argument is %d bytes; Temporal's payload limit is %d", name, workflowID, len(b), maxPayloadBytes)
+	}
+	return []any{arg}, nil
+}
+
+// StartSession starts a session and, when prompt is not nil, sends it its
+// first prompt in the same request (Update-with-Start), returning the
+// prompt's RunStatus. Sending it again with the same workflow id and
+// o.ID starts nothing and applies the prompt once: the workflow id
+// conflict policy is use-existing.
+func StartSession(ctx context.Context, c client.Client, id, taskQueue string, in workflows.SessionInput,
+	prompt *workflows.PromptRequest, o UpdateOptions) (client.WorkflowRun, workflows.RunStatus, error) {
+	if taskQueue == "" {
+		taskQueue = workflows.TaskQueue
+	}
+	start := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue}
+	var st workflows.RunStatus
+	if prompt == nil {
+		run, err := c.ExecuteWorkflow(ctx, start, workflows.SessionWorkflow, in)
+		return run, st, err
+	}
+	args, err := updateArgs(id, workflows.UpdatePrompt, *prompt)
+	if err != nil {
+		return nil, st, err
+	}
+	if o.ID == "" {
+		o.ID = NewUpdateID()
+	}
+	if o.RetryFor <= 0 {
+		o.RetryFor = DefaultUpdateRetryFor
+	}
+	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	var runID string
+	err = retryUpdate(ctx, o.RetryFor, func() error {
+		op := c.NewWithStartWorkflowOperation(start, workflows.SessionWorkflow, in)
+		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: op,
+			UpdateOptions: client.UpdateWorkflowOptions{
+				UpdateID:     o.ID,
+				WorkflowID:   id,
+				UpdateName:   workflows.UpdatePrompt,
+				Args:         args,
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+			},
+		})
+		if err != nil {
+			return err
+		}
+		if err := h.Get(ctx, &st); err != nil {
+			return err
+		}
+		runID = h.RunID()
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", name, workflowID, err)
+		return nil, st, fmt.Errorf("start session %s with a prompt: %w", id, err)
 	}
-	if err := h.Get(ctx, result); err != nil {
-		return fmt.Errorf("%s %s: %w", name, workflowID, err)
-	}
-	return nil
+	return c.GetWorkflow(ctx, id, runID), st, nil
+}
+
+// retryUpdate sends an Update until the run answers it (its answer or its
+// refusal), or it has failed for reasons unrelated to the Update for
+// longer than retryFor.
+func retryUpdate(ctx context.Context, retryFor time.Duration, send func() error) error {
+	return retry(ctx, retryFor, func() error {
+		err := send()
+		var appErr *temporal.ApplicationError
+		var canceled *temporal.CanceledError
+		if errors.As(err, &appErr) || errors.As(err, &canceled) {
+			return final{err} // the run's own answer: refused or failed
+		}
+		return err
+	})
 }
 
 // Events reads one run's event log as it stands, with the events Query

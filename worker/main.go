@@ -6,9 +6,12 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -36,9 +39,18 @@ func main() {
 	namespace := flag.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
+	hostAffinity := flag.Bool("host-affinity", true, "serve this host's own task queue (-host-queue) and send the workspace tools of runs this worker resolves there, unless a run names a toolTaskQueue")
+	hostQueue := flag.String("host-queue", "", "this host's task queue (default <task-queue>-host-<hostname>); keep it stable across restarts of the host")
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
-	journalDir := flag.String("tool-journal", stateDir("tool-journal"), "where single-attempt tools (bash, write) record their outcomes, so a run can recover one whose worker was lost")
+	journalDir := flag.String("tool-journal", stateDir("tool-journal"), "where single-attempt tools (bash, edit) record their outcomes, so a run can recover one whose worker was lost")
+	journalAge := flag.Duration("tool-journal-max-age", 7*24*time.Hour, "remove tool journal records older than this (0: keep)")
+	journalBytes := flag.Int64("tool-journal-max-bytes", 1<<30, "remove the oldest tool journal records beyond this many bytes (0: no bound); records younger than 10 minutes stay")
 	storeSpec := flag.String("store", store.DefaultSpec(), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
+	stopTimeout := flag.Duration("stop-timeout", 20*time.Second, "on SIGTERM, how long activities in flight may go on before they are interrupted and handed to another worker; the process exits at most this plus 5s after the signal")
+	versioning := flag.Bool("versioning", true, "use Worker Deployment Versioning: this worker is -build-id of -deployment")
+	deployment := flag.String("deployment", workflows.DeploymentName, "worker deployment name")
+	buildID := flag.String("build-id", workflows.BinaryBuildID(), "build ID of this worker's version (default: from the binary)")
+	setCurrent := flag.Bool("set-current-if-none", true, "make this version the deployment's current version when it has none (a first deploy); later versions are made current with the temporal CLI")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
 	sandboxFlags := sandbox.RegisterFlags(flag.CommandLine)
@@ -78,20 +90,38 @@ func main() {
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
 	}
+	go pruneJournal(z, j, journal.Limits{MaxAge: *journalAge, MaxBytes: *journalBytes, MinAge: journal.DefaultMinAge})
 	acts := activities.New(c, st, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb}))...), hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
+	if *hostAffinity {
+		if *hostQueue == "" {
+			*hostQueue = workflows.HostQueue(*taskQueue, hostname())
+		}
+		acts.HostQueue = *hostQueue
+	} else {
+		*hostQueue = ""
+	}
 	if err := agentclient.CheckSearchAttributes(context.Background(), c, opts.Namespace); err != nil {
 		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
 	} else {
 		acts.SearchAttributes = true
 	}
 
-	workers := []worker.Worker{worker.New(c, *taskQueue, workflows.WorkerOptions())}
+	wopts := workflows.WorkerOptions()
+	wopts.WorkerStopTimeout = *stopTimeout + activities.ShutdownReportMargin
+	version := "unversioned"
+	if *versioning {
+		wopts.DeploymentOptions = workflows.DeploymentOptions(*deployment, *buildID)
+		version = *deployment + ":" + *buildID
+	}
+	workers := []worker.Worker{worker.New(c, *taskQueue, wopts)}
 	workflows.Register(workers[0], acts)
-	if *toolQueue != "" {
-		tw := worker.New(c, *toolQueue, workflows.WorkerOptions())
-		tw.RegisterActivity(acts)
-		workers = append(workers, tw)
+	for i, q := range []string{*toolQueue, *hostQueue} {
+		if q != "" && q != *taskQueue && (i == 0 || q != *toolQueue) {
+			tw := worker.New(c, q, wopts)
+			tw.RegisterActivity(acts)
+			workers = append(workers, tw)
+		}
 	}
 	for _, w := range workers {
 		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
@@ -101,17 +131,66 @@ func main() {
 		encryption = "keys " + keys.String() + ", encrypting with " + keys.Active().ID()
 	}
 	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
-		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "store", st.Name(), "sandbox", sb.Describe(),
-		"providers", append([]string{llm.ScriptedProviderName}, providers...))
-	for _, w := range workers[1:] {
+		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "hostQueue", *hostQueue, "version", version,
+		"store", st.Name(), "sandbox", sb.Describe(), "providers", append([]string{llm.ScriptedProviderName}, providers...))
+	for _, w := range workers {
 		if err := w.Start(); err != nil {
-			z.Fatal("start tool worker: " + err.Error())
+			z.Fatal("start worker: " + err.Error())
 		}
-		defer w.Stop()
 	}
-	if err := workers[0].Run(worker.InterruptCh()); err != nil {
-		z.Fatal("worker: " + err.Error())
+	if *versioning && *setCurrent {
+		go func() {
+			set, err := agentclient.SetCurrentIfNone(context.Background(), c, *deployment, *buildID)
+			switch {
+			case err != nil:
+				z.Sugar().Warnw("cannot make this version current", "reason", err.Error())
+			case set:
+				z.Sugar().Infow("the deployment had no current version: this one is now current", "version", version)
+			}
+		}()
 	}
+	sig := <-worker.InterruptCh()
+	z.Sugar().Infow("stopping: no new tasks; activities in flight may finish", "signal", fmt.Sprint(sig), "within", stopTimeout.String())
+	stopWorkers(acts, workers, *stopTimeout)
+	z.Info("stopped")
+}
+
+// stopWorkers stops polling at once on every worker and gives activities
+// in flight grace to finish; those still running then are interrupted and
+// fail as retryable, for another worker to take over at once (a
+// single-attempt tool is reported interrupted instead).
+func stopWorkers(acts *activities.Activities, workers []worker.Worker, grace time.Duration) {
+	activities.BeginShutdown(acts, grace)
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Stop()
+		}()
+	}
+	wg.Wait()
+}
+
+// pruneJournal bounds the tool journal at start-up and every hour.
+func pruneJournal(z *zap.Logger, j *journal.Journal, l journal.Limits) {
+	for {
+		st, err := j.PruneTo(l)
+		if err != nil {
+			z.Sugar().Warnw("prune tool journal", "reason", err.Error())
+		} else if st.Removed > 0 {
+			z.Sugar().Infow("pruned tool journal", "removed", st.Removed, "kept", st.Kept, "keptBytes", st.KeptBytes)
+		}
+		time.Sleep(time.Hour)
+	}
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return h
 }
 
 // startSandbox sets up the sandbox of bash's commands, which never see

@@ -48,6 +48,12 @@ type Carry struct {
 	// LastAssistant is the run's last assistant message, which tools look
 	// up names in and the run's end reports.
 	LastAssistant *agent.Message `json:"lastAssistant,omitempty"`
+	// HostQueue is the task queue of the host that holds the workspace:
+	// the next run's workspace tools stay there.
+	HostQueue string `json:"hostQueue,omitempty"`
+	// Updates are the IDs and answers of the latest Updates applied, so a
+	// repeat sent across the seam is applied once (updates.go).
+	Updates []UpdateRecord `json:"updates,omitempty"`
 }
 
 // carry builds the hand-over of this workflow run.
@@ -73,6 +79,8 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		Compactions:  l.compact.count,
 		TokensSaved:  l.compact.tokensSaved,
 		Run:          paused,
+		HostQueue:    l.hostQueue,
+		Updates:      l.updates.items,
 	}
 	if l.lastAssistant.Role != "" {
 		m := l.lastAssistant
@@ -115,6 +123,8 @@ func (l *loop) restore(c *Carry) {
 	if c.LastAssistant != nil {
 		l.lastAssistant = *c.LastAssistant
 	}
+	l.hostQueue = c.HostQueue
+	l.updates.items = c.Updates
 }
 
 // shouldContinueAsNew says whether the run should stop between two turns (or

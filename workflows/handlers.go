@@ -71,16 +71,21 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 		toolQueue:  workflow.GetSignalChannel(ctx, activities.SignalToolQueue),
 	}
 	queueUpdate := func(q *queue) (func(workflow.Context, agent.Message) (QueueStatus, error), func(workflow.Context, agent.Message) error) {
-		validate := func(_ workflow.Context, m agent.Message) error {
+		validate := func(ctx workflow.Context, m agent.Message) error {
+			if l.applied(ctx) {
+				return nil
+			}
 			if l.status == statusEnded || l.status == statusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
 			return checkQueuedMessage(&m, false)
 		}
-		handle := func(_ workflow.Context, m agent.Message) (QueueStatus, error) {
-			_ = checkQueuedMessage(&m, false) // fills the default role the validator allowed
-			q.push(m)
-			return QueueStatus{Queued: len(q.items)}, nil
+		handle := func(ctx workflow.Context, m agent.Message) (QueueStatus, error) {
+			return once(l, ctx, func() (QueueStatus, error) {
+				_ = checkQueuedMessage(&m, false) // fills the default role the validator allowed
+				q.push(m)
+				return QueueStatus{Queued: len(q.items)}, nil
+			})
 		}
 		return handle, validate
 	}
@@ -94,19 +99,28 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			return err
 		}
 	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateAbort, func(_ workflow.Context, r activities.AbortRequest) (AbortStatus, error) {
-		already := l.aborted
-		l.abort(abortReason(r.Reason))
-		return AbortStatus{AlreadyAborted: already}, nil
+	if err := workflow.SetUpdateHandler(ctx, UpdateAbort, func(ctx workflow.Context, r activities.AbortRequest) (AbortStatus, error) {
+		return once(l, ctx, func() (AbortStatus, error) {
+			already := l.aborted
+			l.abort(abortReason(r.Reason))
+			return AbortStatus{AlreadyAborted: already}, nil
+		})
 	}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
-		func(_ workflow.Context, r ApproveRequest) (ApprovalStatus, error) {
-			l.decide(r)
-			return ApprovalStatus{Pending: len(l.pendingApprovals())}, nil
+		func(ctx workflow.Context, r ApproveRequest) (ApprovalStatus, error) {
+			return once(l, ctx, func() (ApprovalStatus, error) {
+				l.decide(r)
+				return ApprovalStatus{Pending: len(l.pendingApprovals())}, nil
+			})
 		},
-		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, r ApproveRequest) error { return l.checkApproval(r) }},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, r ApproveRequest) error {
+			if l.applied(ctx) {
+				return nil
+			}
+			return l.checkApproval(r)
+		}},
 	); err != nil {
 		return err
 	}

@@ -150,6 +150,7 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	var resolved activities.ResolveRunOutput
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 		Model:          l.cfg.Model,
+		Workspace:      l.cfg.Workspace,
 		Tools:          l.cfg.Tools,
 		BeforeToolCall: l.cfg.BeforeToolCall,
 		AfterToolCall:  l.cfg.AfterToolCall,
@@ -161,6 +162,10 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	l.tools = map[string]activities.ToolInfo{}
 	for _, t := range resolved.Tools {
 		l.tools[t.Name] = t
+	}
+	if l.hostQueue == "" {
+		// A run continued as new keeps the host it had (restore).
+		l.hostQueue = resolved.HostQueue
 	}
 	l.searchAttributes = resolved.SearchAttributes
 	l.compact.modelWindow = resolved.ContextWindow

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 	"github.com/durable-agents/agentloop/tools/journal"
 )
 
-// Recovery of a single-attempt tool (Durability.MaxAttempts 1: bash, write)
-// whose attempt timed out, usually because its worker was lost. Temporal
+// Recovery of a single-attempt tool (tools.RetryOnce: bash, edit) whose
+// attempt timed out, usually because its worker was lost. Temporal
 // must not run it again, but it may have finished: the tool's worker
 // journals each outcome under the call's idempotency key before reporting
 // it, and the workflow asks that host with the LookupToolOutcome activity
@@ -51,7 +52,7 @@ func (l *loop) startLookup(ctx workflow.Context, call agent.Content, activityID 
 	info := workflow.GetInfo(ctx)
 	key := activities.IdempotencyKey(info.WorkflowExecution.ID, call.ID, info.WorkflowExecution.RunID, activityID)
 	opts := workflow.ActivityOptions{
-		TaskQueue:              l.cfg.ToolTaskQueue,
+		TaskQueue:              l.toolQueue(call.Name),
 		ScheduleToStartTimeout: lookupStartTimeout,
 		StartToCloseTimeout:    lookupTimeout,
 		Summary:                "lookup " + call.Name + " outcome",
@@ -69,4 +70,24 @@ func lookupResult(ctx workflow.Context, f workflow.Future, lost error) activitie
 		}
 	}
 	return activities.ExecuteOutput{Result: agent.ErrorResult(toolFailureText(lost)), IsError: true}
+}
+
+// A single-attempt tool whose worker shut down before it finished is not
+// run again (activities.ErrShutdown is retryable, but the tool has one
+// attempt): the model gets pi's result for a tool call that was
+// interrupted, the text pi-ai gives a call left without a result, and the
+// details say why.
+const interruptedText = "No result provided"
+
+// interruptedAttempt reports whether err is a tool attempt interrupted by
+// its worker's shutdown.
+func interruptedAttempt(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == activities.ErrShutdown
+}
+
+func interruptedOutput() activities.ExecuteOutput {
+	r := agent.ErrorResult(interruptedText)
+	r.Details = json.RawMessage(`{"interrupted":"the worker running the tool shut down before it finished; it was not run again"}`)
+	return activities.ExecuteOutput{Result: r, IsError: true}
 }

@@ -10,6 +10,9 @@ import "github.com/durable-agents/agentloop/activities"
 const (
 	// TaskQueue is the default task queue of workers and runs.
 	TaskQueue = "agent-loop"
+	// HostQueueInfix joins a task queue and a host name into the host's
+	// own queue (HostQueue): workers serve it for their host alone.
+	HostQueueInfix = "-host-"
 	// AgentLoopWorkflow is the workflow type of one agent run.
 	AgentLoopWorkflow = "AgentLoop"
 	// SessionWorkflow is the workflow type of a session (pi's Agent): one
@@ -68,3 +71,7 @@ const (
 	// activity uses it when its cache misses.
 	QueryContext = activities.QueryContext
 )
+
+// HostQueue is the task queue a worker serves for its host alone, where runs
+// send the tools that touch their workspace: <taskQueue>-host-<hostname>.
+func HostQueue(taskQueue, host string) string { return taskQueue + HostQueueInfix + host }

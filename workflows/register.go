@@ -9,11 +9,19 @@ import (
 	"github.com/durable-agents/agentloop/activities"
 )
 
-// Register registers the agent loop workflow and its activities on a worker.
+// Register registers the agent loop workflows and their activities on a
+// worker, with their versioning behaviours (versioning.go), which apply
+// when the worker uses Worker Deployment Versioning.
 func Register(w worker.Registry, acts *activities.Activities) {
-	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: AgentLoopWorkflow})
-	w.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow})
+	RegisterWorkflows(w)
 	w.RegisterActivity(acts)
+}
+
+// RegisterWorkflows registers AgentLoop and AgentSession alone (a replayer
+// needs no activities).
+func RegisterWorkflows(w worker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: AgentLoopWorkflow, VersioningBehavior: AgentLoopVersioning})
+	w.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow, VersioningBehavior: SessionVersioning})
 }
 
 // AbortLatency is the worker's MaxHeartbeatThrottleInterval default. An

@@ -62,6 +62,9 @@ type session struct {
 	runs int
 	// compacting is set while a manual compaction runs: a prompt waits.
 	compacting bool
+	// startBuild is the build ID of the worker that ran this workflow
+	// run's first task (see movedBuild).
+	startBuild string
 }
 
 // Session is pi's Agent as a workflow: prompt, continue, steer, followUp,
@@ -70,7 +73,8 @@ type session struct {
 // ContinueAsNewAfterTurns turns, between turns or while idle.
 func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	inputErr := checkSessionInput(&in)
-	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in}
+	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in,
+		startBuild: workflow.GetInfo(ctx).GetCurrentBuildID()}
 	s.restore(in.Carry)
 	s.continueAfterTurns = in.ContinueAsNewAfterTurns
 	if err := s.registerHandlers(ctx); err != nil {
@@ -178,6 +182,33 @@ func (s *session) continueAsNew(ctx workflow.Context, paused *PausedRun) (Sessio
 
 func (s *session) result() SessionResult {
 	return SessionResult{Runs: s.runs, Turns: s.turn, Messages: s.context.Len(), Usage: s.usage}
+}
+
+// upgradeChange guards the continue-as-new of a session that moved to
+// another build: histories recorded before it never continue for that.
+const upgradeChange = "continue-as-new-on-new-build"
+
+// shouldContinueAsNew is the loop's rule, and also holds once the session
+// runs on a build other than the one that started this workflow run: an
+// auto-upgrade session moves to the current version at its next workflow
+// task, and continuing as new at its next seam gives the rest of its life a
+// history of the new build alone, which later builds must replay.
+func (s *session) shouldContinueAsNew(ctx workflow.Context) bool {
+	return s.loop.shouldContinueAsNew(ctx) || s.movedBuild(ctx)
+}
+
+// movedBuild reports whether the session's current task runs on another
+// build than its first (workflow.GetInfo's build IDs come from history
+// when replaying, so the answer replays).
+func (s *session) movedBuild(ctx workflow.Context) bool {
+	if s.aborted || s.cancelled || s.startBuild == "" {
+		return false
+	}
+	now := workflow.GetInfo(ctx).GetCurrentBuildID()
+	if now == "" || now == s.startBuild {
+		return false
+	}
+	return workflow.GetVersion(ctx, upgradeChange, workflow.DefaultVersion, 1) == 1
 }
 
 // busy reports whether a run is in progress or about to start.

@@ -129,11 +129,48 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 	}
 	for _, u := range updates {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler,
-			workflow.UpdateHandlerOptions{Validator: u.validate}); err != nil {
+			workflow.UpdateHandlerOptions{Validator: s.acceptRepeats(u.validate)}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// acceptRepeats wraps a validator so that a repeat of an Update applied
+// before (updates.go) is accepted whatever the session's state: its
+// handler answers it with the first answer.
+func (s *session) acceptRepeats(validate any) any {
+	switch v := validate.(type) {
+	case func(workflow.Context) error:
+		return func(ctx workflow.Context) error {
+			if s.applied(ctx) {
+				return nil
+			}
+			return v(ctx)
+		}
+	case func(workflow.Context, PromptRequest) error:
+		return func(ctx workflow.Context, r PromptRequest) error {
+			if s.applied(ctx) {
+				return nil
+			}
+			return v(ctx, r)
+		}
+	case func(workflow.Context, SettingRequest) error:
+		return func(ctx workflow.Context, r SettingRequest) error {
+			if s.applied(ctx) {
+				return nil
+			}
+			return v(ctx, r)
+		}
+	case func(workflow.Context, CompactRequest) error:
+		return func(ctx workflow.Context, r CompactRequest) error {
+			if s.applied(ctx) {
+				return nil
+			}
+			return v(ctx, r)
+		}
+	}
+	panic(fmt.Sprintf("acceptRepeats: validator of type %T", validate))
 }
 
 func checkQueueMode(_ workflow.Context, r SettingRequest) error {
@@ -167,11 +204,13 @@ func (s *session) promptMessages(ctx workflow.Context, r PromptRequest) ([]agent
 }
 
 func (s *session) prompt(ctx workflow.Context, r PromptRequest) (RunStatus, error) {
-	msgs, err := s.promptMessages(ctx, r)
-	if err != nil {
-		return RunStatus{}, err
-	}
-	return s.startRun(&NextRun{Prompts: msgs}), nil
+	return once(s.loop, ctx, func() (RunStatus, error) {
+		msgs, err := s.promptMessages(ctx, r)
+		if err != nil {
+			return RunStatus{}, err
+		}
+		return s.startRun(&NextRun{Prompts: msgs}), nil
+	})
 }
 
 // checkContinue is pi's Agent.continue checks, without draining.
@@ -192,7 +231,11 @@ func (s *session) checkContinue() error {
 // continueRun is pi's Agent.continue: from an assistant tail it runs queued
 // steering (skipping the first steering poll, so one-at-a-time holds) or
 // else follow-ups as prompts; otherwise it continues the transcript.
-func (s *session) continueRun(workflow.Context) (RunStatus, error) {
+func (s *session) continueRun(ctx workflow.Context) (RunStatus, error) {
+	return once(s.loop, ctx, s.continueNow)
+}
+
+func (s *session) continueNow() (RunStatus, error) {
 	if err := s.checkContinue(); err != nil {
 		return RunStatus{}, err
 	}
@@ -216,6 +259,10 @@ func (s *session) startRun(next *NextRun) RunStatus {
 // optional instructions for the summary. A prompt that arrives meanwhile
 // waits for it. It is refused, with pi's reason, when nothing can be cut.
 func (s *session) compactNow(ctx workflow.Context, r CompactRequest) (CompactStatus, error) {
+	return once(s.loop, ctx, func() (CompactStatus, error) { return s.compactOnce(ctx, r) })
+}
+
+func (s *session) compactOnce(ctx workflow.Context, r CompactRequest) (CompactStatus, error) {
 	s.compacting = true
 	defer func() {
 		s.compacting = false
@@ -230,7 +277,12 @@ func (s *session) compactNow(ctx workflow.Context, r CompactRequest) (CompactSta
 }
 
 // reset is pi's Agent.reset: transcript and queues are cleared.
-func (s *session) reset(workflow.Context) error {
+func (s *session) reset(ctx workflow.Context) error {
+	_, err := once(s.loop, ctx, func() (done, error) { return done{}, s.resetNow() })
+	return err
+}
+
+func (s *session) resetNow() error {
 	if s.busy() {
 		return errors.New(errBusyReset)
 	}
@@ -244,6 +296,11 @@ func (s *session) reset(workflow.Context) error {
 
 // setModel checks the model against the worker before the next run uses it.
 func (s *session) setModel(ctx workflow.Context, r SettingRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) { return done{}, s.setModelNow(ctx, r) })
+	return err
+}
+
+func (s *session) setModelNow(ctx workflow.Context, r SettingRequest) error {
 	var resolved activities.ResolveRunOutput
 	err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 		Model: *r.Model, Tools: s.settings.Tools,
@@ -257,26 +314,38 @@ func (s *session) setModel(ctx workflow.Context, r SettingRequest) error {
 	return nil
 }
 
-func (s *session) setThinkingLevel(_ workflow.Context, r SettingRequest) error {
-	if r.Level == "off" {
-		r.Level = ""
-	}
-	s.settings.ModelOptions.Reasoning = r.Level
-	return nil
+func (s *session) setThinkingLevel(ctx workflow.Context, r SettingRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) {
+		if r.Level == "off" {
+			r.Level = ""
+		}
+		s.settings.ModelOptions.Reasoning = r.Level
+		return done{}, nil
+	})
+	return err
 }
 
 // Queue modes apply at once, as pi's queues are shared with the running loop.
-func (s *session) setSteeringMode(_ workflow.Context, r SettingRequest) error {
-	s.settings.SteeringMode, s.steering.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
-	return nil
+func (s *session) setSteeringMode(ctx workflow.Context, r SettingRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) {
+		s.settings.SteeringMode, s.steering.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
+		return done{}, nil
+	})
+	return err
 }
 
-func (s *session) setFollowUpMode(_ workflow.Context, r SettingRequest) error {
-	s.settings.FollowUpMode, s.followUps.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
-	return nil
+func (s *session) setFollowUpMode(ctx workflow.Context, r SettingRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) {
+		s.settings.FollowUpMode, s.followUps.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
+		return done{}, nil
+	})
+	return err
 }
 
-func (s *session) setToolExecution(_ workflow.Context, r SettingRequest) error {
-	s.settings.ToolExecution = agent.ExecutionMode(r.Mode)
-	return nil
+func (s *session) setToolExecution(ctx workflow.Context, r SettingRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) {
+		s.settings.ToolExecution = agent.ExecutionMode(r.Mode)
+		return done{}, nil
+	})
+	return err
 }

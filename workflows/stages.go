@@ -47,7 +47,7 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Future {
 	info := l.tools[call.Name]
 	opts := workflow.ActivityOptions{
-		TaskQueue:           l.cfg.ToolTaskQueue,
+		TaskQueue:           l.toolQueue(call.Name),
 		StartToCloseTimeout: toolTimeout,
 		HeartbeatTimeout:    toolHeartbeat,
 		WaitForCancellation: true,
@@ -99,7 +99,25 @@ func executeResult(ctx workflow.Context, f workflow.Future) (out activities.Exec
 	if errors.As(err, &cancelled) {
 		return out, false
 	}
+	if interruptedAttempt(err) {
+		return interruptedOutput(), true
+	}
 	return activities.ExecuteOutput{Result: agent.ErrorResult(toolFailureText(err)), IsError: true}, true
+}
+
+// toolQueue is the task queue of a tool's ExecuteToolCall (and of the
+// lookup of a lost attempt): the run's toolTaskQueue when it names one;
+// else, for a tool that touches the workspace, the queue of the host that
+// holds it (found when the run was resolved, kept across continue-as-new);
+// else the run's own task queue.
+func (l *loop) toolQueue(name string) string {
+	if l.cfg.ToolTaskQueue != "" {
+		return l.cfg.ToolTaskQueue
+	}
+	if l.tools[name].Workspace {
+		return l.hostQueue
+	}
+	return ""
 }
 
 // execute runs a prepared call to its result.

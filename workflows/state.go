@@ -27,6 +27,9 @@ type loop struct {
 	cfg      agent.LoopConfig
 	settings agent.LoopConfig
 	tools    map[string]activities.ToolInfo
+	// hostQueue is the task queue of the worker host that holds the run's
+	// workspace; its workspace tools run there (see toolQueue).
+	hostQueue string
 
 	// context holds the transcript's tail: the messages the content
 	// store's segments do not hold yet, and those of the current run.
@@ -78,6 +81,9 @@ type loop struct {
 	cancelled   bool
 
 	signals signalChannels
+	// updates are the Updates this run applied, so that a repeat after a
+	// continue-as-new is applied once (updates.go).
+	updates updateLog
 	// batch is the parallel tool batch in flight, if any.
 	batch *batch
 

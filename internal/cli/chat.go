@@ -32,7 +32,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	}
 	id := fs.Arg(0)
 	if id == "" {
-		run, err := e.startSession(ctx, "", f)
+		run, _, err := e.startSession(ctx, "", f, "")
 		if err != nil {
 			return err
 		}

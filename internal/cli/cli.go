@@ -16,14 +16,17 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/logging"
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/store"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Usage lists the commands.
-const Usage = `usage: starter [-address host:port] [-namespace ns] COMMAND [flags] [args]
+const Usage = `usage: starter [-address host:port] [-namespace ns] [-update-id ID] COMMAND [flags] [args]
 
 commands:
   run [flags] PROMPT      start a run and stream its events (run -h for flags)
@@ -34,7 +37,9 @@ commands:
   abort ID [REASON]       abort a run
   state ID                print a run's state
 
-  session start [flags]   start a session (pi's Agent as a workflow); prints its id
+  session start [flags] [PROMPT]
+                          start a session (pi's Agent as a workflow); prints its id; with a
+                          prompt, sends it in the same request (Update-with-Start) and streams the run
   session chat [flags] [ID]
                           interactive: prompts, streaming, steering, y/n/always approvals
   session prompt ID TEXT  prompt a session and stream the run
@@ -45,6 +50,10 @@ commands:
   session set ID model|thinking|steering|follow-up|tool-execution VALUE
   approve ID CALL allow|deny|always [REASON]
                           answer a tool call waiting for approval
+
+Every Update a command sends (steer, follow-up, abort, approve, session prompt, continue, reset,
+compact, set, and start's prompt) has an ID: -update-id, else a new one. Run a command again with
+the same -update-id and the run applies it once, even across continue-as-new.
 `
 
 // Main runs the starter with its arguments and returns the exit code.
@@ -55,6 +64,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	address := fs.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
 	namespace := fs.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	storeSpec := fs.String("store", store.DefaultSpec(), "the workers' content store, where large tool output and answers are read from (default $AGENTLOOP_STORE)")
+	updateID := fs.String("update-id", "", "ID of the Update the command sends (default: a new one); the same ID is applied once")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -83,7 +93,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "starter: content store:", err)
 		return 1
 	}
-	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter, store: st}
+	if *updateID == "" {
+		*updateID = agentclient.NewUpdateID()
+	}
+	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter, store: st, updateID: *updateID}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	commands := map[string]func(context.Context, []string) error{
 		"run":       env.run,
@@ -112,6 +125,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if strings.Contains(err.Error(), "binary/encrypted") {
 			fmt.Fprintln(stderr, "starter: the run's payloads are encrypted: set AGENTLOOP_CODEC_KEYS as on the worker")
 		}
+		if env.updateSent {
+			fmt.Fprintf(stderr, "starter: to send this command's Update again, applied at most once: starter -update-id %s %s ...\n", env.updateID, cmd)
+		}
 		return 1
 	}
 	return 0
@@ -123,6 +139,22 @@ type env struct {
 	err   io.Writer
 	dc    converter.DataConverter
 	store store.Blobs
+	// updateID is the ID of the Update this command sends; updateSent
+	// says one was sent.
+	updateID   string
+	updateSent bool
+}
+
+// update sends the command's Update with its ID, applied once however
+// often the command runs with the same -update-id.
+func (e *env) update(ctx context.Context, id, name string, arg, result any) error {
+	e.updateSent = true
+	return agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{ID: e.updateID})
+}
+
+// userText is a user message, as steer and follow-up send it.
+func userText(text string) agent.Message {
+	return agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(text)}}
 }
 
 // watchOptions are the options of every watch: live deltas, decoded as the
@@ -146,8 +178,8 @@ func (e *env) steer(ctx context.Context, args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: steer ID TEXT")
 	}
-	st, err := agentclient.Steer(ctx, e.c, args[0], strings.Join(args[1:], " "))
-	if err != nil {
+	var st workflows.QueueStatus
+	if err := e.update(ctx, args[0], workflows.UpdateSteer, userText(strings.Join(args[1:], " ")), &st); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "steering queued (%d waiting)\n", st.Queued)
@@ -158,8 +190,8 @@ func (e *env) followUp(ctx context.Context, args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: follow-up ID TEXT")
 	}
-	st, err := agentclient.FollowUp(ctx, e.c, args[0], strings.Join(args[1:], " "))
-	if err != nil {
+	var st workflows.QueueStatus
+	if err := e.update(ctx, args[0], workflows.UpdateFollowUp, userText(strings.Join(args[1:], " ")), &st); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "follow-up queued (%d waiting)\n", st.Queued)
@@ -170,8 +202,8 @@ func (e *env) abort(ctx context.Context, args []string) error {
 	if len(args) < 1 {
 		return errors.New("usage: abort ID [REASON]")
 	}
-	st, err := agentclient.Abort(ctx, e.c, args[0], strings.Join(args[1:], " "))
-	if err != nil {
+	var st workflows.AbortStatus
+	if err := e.update(ctx, args[0], workflows.UpdateAbort, activities.AbortRequest{Reason: strings.Join(args[1:], " ")}, &st); err != nil {
 		return err
 	}
 	if st.AlreadyAborted {

@@ -98,12 +98,16 @@ func (e *env) session(ctx context.Context, args []string) error {
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		run, err := e.startSession(ctx, *id, f)
+		prompt := strings.Join(fs.Args(), " ")
+		run, st, err := e.startSession(ctx, *id, f, prompt)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(e.out, run.GetID())
-		return nil
+		if prompt == "" {
+			return nil
+		}
+		return e.watchRun(ctx, run.GetID(), st.After)
 	case "prompt":
 		if len(args) < 3 {
 			return errors.New("usage: session prompt ID TEXT")
@@ -114,7 +118,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 			return errors.New("usage: session continue ID")
 		}
 		var st workflows.RunStatus
-		if err := agentclient.Update(ctx, e.c, args[1], workflows.UpdateContinue, nil, &st); err != nil {
+		if err := e.update(ctx, args[1], workflows.UpdateContinue, nil, &st); err != nil {
 			return err
 		}
 		return e.watchRun(ctx, args[1], st.After)
@@ -122,13 +126,13 @@ func (e *env) session(ctx context.Context, args []string) error {
 		if len(args) != 2 {
 			return errors.New("usage: session reset ID")
 		}
-		return agentclient.Update(ctx, e.c, args[1], workflows.UpdateReset, nil, nil)
+		return e.update(ctx, args[1], workflows.UpdateReset, nil, nil)
 	case "compact":
 		if len(args) < 2 {
 			return errors.New("usage: session compact ID [INSTRUCTIONS]")
 		}
 		var st workflows.CompactStatus
-		err := agentclient.Update(ctx, e.c, args[1], workflows.UpdateCompact,
+		err := e.update(ctx, args[1], workflows.UpdateCompact,
 			workflows.CompactRequest{Instructions: strings.Join(args[2:], " ")}, &st)
 		if err != nil {
 			return err
@@ -146,24 +150,32 @@ func (e *env) session(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown session command %q\n%s", args[0], sessionUsage)
 }
 
-const sessionUsage = `usage: starter session start [flags] | prompt ID TEXT | continue ID | reset ID |
+const sessionUsage = `usage: starter session start [flags] [PROMPT] | prompt ID TEXT | continue ID | reset ID |
        compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE | chat [flags] [ID]`
 
-func (e *env) startSession(ctx context.Context, id string, f sessionFlags) (client.WorkflowRun, error) {
+// startSession starts a session; with a prompt it sends the prompt in the
+// same request (Update-with-Start), with the command's Update ID, so that
+// running the command again with the same -id and -update-id starts one
+// session and one run.
+func (e *env) startSession(ctx context.Context, id string, f sessionFlags, prompt string) (client.WorkflowRun, workflows.RunStatus, error) {
 	in, err := f.input()
 	if err != nil {
-		return nil, err
+		return nil, workflows.RunStatus{}, err
 	}
 	if id == "" {
 		id = strings.Replace(runID(""), "agent-", "session-", 1)
 	}
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.SessionWorkflow, in)
+	var req *workflows.PromptRequest
+	if prompt != "" {
+		req = &workflows.PromptRequest{Text: prompt}
+		e.updateSent = true
+	}
+	run, st, err := agentclient.StartSession(ctx, e.c, id, workflows.TaskQueue, in, req, agentclient.UpdateOptions{ID: e.updateID})
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	fmt.Fprintf(e.err, "Session %s started. Web UI: %s/namespaces/default/workflows/%s\n", run.GetID(), UIAddress, run.GetID())
-	return run, nil
+	return run, st, nil
 }
 
 func (e *env) set(ctx context.Context, id, what, value string) error {
@@ -187,13 +199,13 @@ func (e *env) set(ctx context.Context, id, what, value string) error {
 	default:
 		return fmt.Errorf("unknown setting %q", what)
 	}
-	return agentclient.Update(ctx, e.c, id, name, req, nil)
+	return e.update(ctx, id, name, req, nil)
 }
 
 // promptAndWatch prompts a session and follows the run to its agent_end.
 func (e *env) promptAndWatch(ctx context.Context, id, text string) error {
 	var st workflows.RunStatus
-	if err := agentclient.Update(ctx, e.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, &st); err != nil {
+	if err := e.update(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, &st); err != nil {
 		return err
 	}
 	return e.watchRun(ctx, id, st.After)
@@ -225,6 +237,6 @@ func (e *env) approve(ctx context.Context, args []string) error {
 	if len(args) < 3 {
 		return errors.New("usage: approve ID TOOL_CALL_ID allow|deny|always [REASON]")
 	}
-	return agentclient.Update(ctx, e.c, args[0], workflows.UpdateApprove,
+	return e.update(ctx, args[0], workflows.UpdateApprove,
 		workflows.ApproveRequest{ToolCallID: args[1], Decision: args[2], Reason: strings.Join(args[3:], " ")}, nil)
 }

@@ -43,6 +43,11 @@ const (
 	ModelRestart  = "crash-restart"  // one slow_read call that sleeps through a server restart
 	ModelDeploy   = "crash-deploy"   // two slow_read turns, so a deploy can land in between
 	ModelApproval = "crash-approval" // one bash call that waits for a person, then appends to marker
+	// Long variants, for stopping a worker mid-way however long the next
+	// worker takes to start.
+	ModelLongStream = "crash-long-stream" // ModelStream's first turn, LongStreamChunks long
+	ModelLongRead   = "crash-long-read"   // one slow_read call of 10 s
+	ModelLongBash   = "crash-long-bash"   // one bash call that sleeps 10 s, then appends to marker
 )
 
 // Names the worker registers.
@@ -69,6 +74,9 @@ const (
 	BashJournal     = "echo done >> " + Marker + "; echo journaled-output"
 	BashPrepare     = "echo ran >> " + Marker + "; echo prepared-output"
 	BashApproved    = "echo approved >> " + Marker + "; echo approved-output"
+	BashLongSleep   = "echo started >> " + Started + "; sleep 10; echo done >> " + Marker
+	// LongStreamChunks is the long stream's length in chunks (12 s).
+	LongStreamChunks = 120
 )
 
 // Workflow variants the worker can register under the AgentLoop type name.
@@ -93,6 +101,9 @@ const (
 // StreamChunks*StreamDelay.
 func StreamText() string { return strings.Repeat("streaming chunk ", StreamChunks) }
 
+// LongStreamText is what the long stream script's first turn says.
+func LongStreamText() string { return strings.Repeat("streaming chunk ", LongStreamChunks) }
+
 // Scripts returns every scripted model the worker serves.
 func Scripts() map[string]llm.Script {
 	done := llm.ScriptedResponse{Content: []agent.Content{agent.Text("done")}}
@@ -105,6 +116,12 @@ func Scripts() map[string]llm.Script {
 			done,
 		}},
 		ModelReadOnly: {Responses: one(agent.ToolCall("call-read", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 2000}))},
+		ModelLongStream: {ChunkDelay: StreamDelay, Responses: []llm.ScriptedResponse{
+			{Content: []agent.Content{agent.Text(LongStreamText()), agent.ToolCall("call-ls", "ls", map[string]any{})}},
+			done,
+		}},
+		ModelLongRead: {Responses: one(agent.ToolCall("call-read", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 10000}))},
+		ModelLongBash: {Responses: one(agent.ToolCall("call-bash", tools.BashToolName, map[string]any{"command": BashLongSleep}))},
 		ModelBash:     {Responses: one(agent.ToolCall("call-bash", tools.BashToolName, map[string]any{"command": BashSleepMarker}))},
 		ModelPrepare:  {Responses: one(agent.ToolCall("call-prep", tools.BashToolName, map[string]any{"command": BashPrepare}))},
 		ModelJournal:  {Responses: one(agent.ToolCall("call-journal", tools.BashToolName, map[string]any{"command": BashJournal}))},
@@ -218,7 +235,7 @@ func Tools(o ToolOptions) []tools.Tool {
 			def.Durability.HeartbeatTimeout = o.BashHeartbeat
 			ts[i] = &redefined{Tool: t, def: def}
 		}
-		if o.Journal != nil && ts[i].Definition().Durability.MaxAttempts == 1 {
+		if o.Journal != nil && ts[i].Definition().Durability.SingleAttempt() {
 			ts[i] = &journal.Journaled{Tool: ts[i], Journal: o.Journal, PauseAfterRecord: o.PauseAfterRecord}
 		}
 	}
@@ -245,14 +262,13 @@ func (a *Audit) RecordRunStart(ctx context.Context, workflowID string) error {
 // the audit activity on w.
 func Register(w worker.Worker, acts *activities.Activities, variant string, audit *Audit) error {
 	w.RegisterActivityWithOptions(audit.RecordRunStart, activity.RegisterOptions{Name: AuditActivity})
+	loop := map[string]any{VariantUnguarded: UnguardedAgentLoop, VariantGuarded: GuardedAgentLoop}
 	switch variant {
 	case VariantPlain, "":
 		workflows.Register(w, acts)
-	case VariantUnguarded:
-		w.RegisterWorkflowWithOptions(UnguardedAgentLoop, workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow})
-		w.RegisterActivity(acts)
-	case VariantGuarded:
-		w.RegisterWorkflowWithOptions(GuardedAgentLoop, workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow})
+	case VariantUnguarded, VariantGuarded:
+		w.RegisterWorkflowWithOptions(loop[variant], workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow, VersioningBehavior: workflows.AgentLoopVersioning})
+		w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow, VersioningBehavior: workflows.SessionVersioning})
 		w.RegisterActivity(acts)
 	default:
 		return fmt.Errorf("unknown workflow variant %q", variant)
@@ -307,4 +323,13 @@ func (r *redefined) PrepareArguments(args map[string]any) (map[string]any, error
 		return p.PrepareArguments(args)
 	}
 	return args, nil
+}
+
+// Host is this machine's name, as the worker names its host queue.
+func Host() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return h
 }

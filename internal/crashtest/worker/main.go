@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -46,6 +47,10 @@ func run() error {
 	slowRead := flag.Duration("slow-read-timeout", crashtest.SlowReadTimeout, "slow_read's start-to-close timeout")
 	bashHeartbeat := flag.Duration("bash-heartbeat", 0, "bash's Durability.HeartbeatTimeout (once tools.Durability has it)")
 	readDelay := flag.Duration("store-read-delay", 0, "delay every content store read by this much and note it in dir/"+crashtest.ReadsLog)
+	stopTimeout := flag.Duration("stop-timeout", 0, "on SIGTERM, how long activities in flight may go on before they are interrupted")
+	hostAffinity := flag.Bool("host-affinity", true, "serve <queue>-host-<hostname> and send runs' workspace tools there")
+	buildID := flag.String("build-id", "", "use Worker Deployment Versioning as this build of -deployment (default: unversioned)")
+	deployment := flag.String("deployment", workflows.DeploymentName, "worker deployment name, with -build-id")
 	verbose := flag.Bool("v", false, "log the SDK's warnings")
 	flag.Parse()
 	if *address == "" || *dir == "" {
@@ -90,18 +95,43 @@ func run() error {
 		BashHeartbeat:    *bashHeartbeat,
 	})...), hs)
 
-	w := worker.New(c, *queue, workflows.WorkerOptions())
+	opts := workflows.WorkerOptions()
+	opts.WorkerStopTimeout = *stopTimeout + activities.ShutdownReportMargin
+	if *buildID != "" {
+		opts.DeploymentOptions = workflows.DeploymentOptions(*deployment, *buildID)
+	}
+	w := worker.New(c, *queue, opts)
 	if err := crashtest.Register(w, acts, *variant, &crashtest.Audit{Dir: *dir}); err != nil {
 		return err
 	}
-	if j != nil {
-		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
+	workers := []worker.Worker{w}
+	if *hostAffinity {
+		acts.HostQueue = workflows.HostQueue(*queue, crashtest.Host())
+		hw := worker.New(c, acts.HostQueue, opts)
+		hw.RegisterActivity(acts)
+		workers = append(workers, hw)
 	}
-	if err := w.Start(); err != nil {
-		return err
+	for _, w := range workers {
+		if j != nil {
+			w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
+		}
+		if err := w.Start(); err != nil {
+			return err
+		}
 	}
-	fmt.Printf("ready pid=%d variant=%s\n", os.Getpid(), *variant)
-	<-worker.InterruptCh()
-	w.Stop()
+	fmt.Printf("ready pid=%d variant=%s build=%s\n", os.Getpid(), *variant, *buildID)
+	sig := <-worker.InterruptCh()
+	fmt.Printf("stopping pid=%d signal=%v\n", os.Getpid(), sig)
+	activities.BeginShutdown(acts, *stopTimeout)
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Stop()
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("stopped pid=%d\n", os.Getpid())
 	return nil
 }

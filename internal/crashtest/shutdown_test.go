@@ -1,0 +1,220 @@
+package crashtest_test
+
+import (
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/crashtest"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/tools/journal"
+)
+
+// Deploys stop workers with SIGTERM. A stopping worker stops polling at
+// once, lets its activities in flight go on for -stop-timeout, then
+// interrupts those still running: a retry-safe attempt fails as the
+// retryable WorkerShutdown and another worker takes it over at once; a
+// single-attempt tool is journaled as interrupted and the model gets pi's
+// text for an interrupted call. These tests run two real worker processes,
+// the second already polling, as in a rolling deploy.
+
+// sigtermBudget is what a SIGTERM'd worker may add to a run beyond the
+// work it redoes (issue 13: today the 30 s heartbeat timeout).
+const sigtermBudget = 2 * time.Second
+
+// term sends SIGTERM to a worker and waits for it to exit.
+func (e *env) term(p *proc, why string) (sent time.Time, exited time.Duration) {
+	e.t.Helper()
+	sent = time.Now()
+	require.NoError(e.t, p.cmd.Process.Signal(syscall.SIGTERM))
+	e.logf("SIGTERM worker %s (pid %d): %s", p.name, p.pid(), why)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		e.t.Fatalf("worker %s still running a minute after SIGTERM", p.name)
+	}
+	exited = time.Since(sent)
+	e.logf("worker %s exited %v after SIGTERM", p.name, exited.Round(time.Millisecond))
+	return sent, exited
+}
+
+// eventTime is the time of the first history event that matches.
+func eventTime(h *historypb.History, match func(*historypb.HistoryEvent) bool) time.Time {
+	for _, ev := range h.GetEvents() {
+		if match(ev) {
+			return ev.GetEventTime().AsTime()
+		}
+	}
+	return time.Time{}
+}
+
+// A worker SIGTERM'd while a 12 s model turn streams, with a 1 s grace: the turn
+// is interrupted at the end of the grace and streamed again at once by the
+// other worker. The run takes what a run without the SIGTERM takes, plus
+// the part of the stream that was redone, plus at most sigtermBudget
+// (before: plus the 30 s heartbeat timeout, TestKillWorkerWhileModelStreams).
+func TestSigtermWorkerWhileModelStreams(t *testing.T) {
+	e := newEnv(t)
+	const grace = time.Second
+	w1 := e.startWorker("w1", "-stop-timeout", grace.String())
+	id := "stream-sigterm"
+	e.start(id, e.input(crashtest.ModelLongStream, "ls"))
+	e.waitFor("model turn streaming on w1 (live heartbeat seq >= 5)", 30*time.Second, func() bool {
+		_, _, hb := e.pendingActivity(id, modelActivity)
+		return hb != nil && hb.Seq >= 5
+	})
+	e.startWorker("w2")
+	sent, exited := e.term(w1, "mid-stream, w2 polling")
+	require.Less(t, exited, grace+5*time.Second, "the worker exits within its grace and the report margin")
+
+	res := e.result(id, runTimeout)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.Equal(t, 2, res.Turns)
+	var assistants []agent.Message
+	for _, m := range res.Messages {
+		if m.Role == agent.RoleAssistant {
+			assistants = append(assistants, m)
+			require.NotEqual(t, agent.StopReasonAborted, m.StopReason, "a shutdown is not an abort")
+		}
+	}
+	require.Len(t, assistants, 2, "one assistant message per turn")
+	require.Equal(t, crashtest.LongStreamText(), agent.TextOf(assistants[0].Content), "the retried turn streamed the whole text")
+	evs := e.events(id)
+	require.Equal(t, 2, countEvents(evs, agent.EventTurnStart, ""))
+	require.Equal(t, 1, countEvents(evs, agent.EventToolExecutionEnd, "call-ls"))
+
+	turns := ofType(e.logActivities(id), modelActivity)
+	require.Len(t, turns, 2)
+	require.Equal(t, int32(2), turns[0].Attempt, "the interrupted turn ran again")
+	require.Contains(t, turns[0].LastFailure, "the worker is shutting down")
+
+	// The same run on the remaining worker, undisturbed, for comparison.
+	base := "stream-baseline"
+	e.start(base, e.input(crashtest.ModelLongStream, "ls"))
+	e.result(base, runTimeout)
+
+	e.logHistory(id)
+	e.logHistory(base)
+	h, hb := e.history(id), e.history(base)
+	// From the first model turn's schedule to the run's end: a worker's
+	// start-up and the first workflow task are not the SIGTERM's doing.
+	firstTurn := func(ev *historypb.HistoryEvent) bool {
+		return ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == modelActivity
+	}
+	fromTurn := func(h *historypb.History) time.Duration {
+		evs := h.GetEvents()
+		return evs[len(evs)-1].GetEventTime().AsTime().Sub(eventTime(h, firstTurn))
+	}
+	retried := eventTime(h, func(ev *historypb.HistoryEvent) bool {
+		return ev.GetActivityTaskStartedEventAttributes().GetAttempt() == 2
+	})
+	interrupted := sent.Add(grace)
+	redone := interrupted.Sub(eventTime(h, firstTurn))
+	added := fromTurn(h) - fromTurn(hb) - redone
+	e.logf("from the first turn to the end: %v, undisturbed %v; redone stream %v: the SIGTERM added %v (budget %v); attempt 2 started %v after the interruption",
+		fromTurn(h).Round(time.Millisecond), fromTurn(hb).Round(time.Millisecond), redone.Round(time.Millisecond),
+		added.Round(time.Millisecond), sigtermBudget, retried.Sub(interrupted).Round(time.Millisecond))
+	require.LessOrEqual(t, added, sigtermBudget)
+}
+
+// A worker SIGTERM'd while bash runs, with a grace shorter than the
+// command: bash runs once (RetryOnce), so it is not handed over; the
+// command's process group is stopped, the journal records the call as
+// interrupted (not as "Command aborted", which would be the run's abort),
+// and the model gets pi's text for an interrupted call at once, not after
+// the heartbeat timeout.
+func TestSigtermWorkerWhileBashRuns(t *testing.T) {
+	e := newEnv(t)
+	const grace = 500 * time.Millisecond
+	w1 := e.startWorker("w1", "-journal", "-stop-timeout", grace.String())
+	id := "bash-sigterm"
+	e.start(id, e.input(crashtest.ModelLongBash, tools.BashToolName))
+	e.waitFor("bash command running on w1", 30*time.Second, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.startWorker("w2", "-journal")
+	sent, _ := e.term(w1, "while bash sleeps")
+
+	res := e.result(id, runTimeout)
+	e.logf("run ended %v after the SIGTERM", time.Since(sent).Round(100*time.Millisecond))
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.Equal(t, 2, res.Turns, "the model got the interrupted call's result and answered")
+	r := oneResultPerCall(t, res.Messages)["call-bash"]
+	require.True(t, r.IsError)
+	require.Equal(t, "No result provided", agent.TextOf(r.Content), "pi's text for an interrupted tool call")
+	require.Contains(t, string(r.Details), "interrupted")
+	require.Less(t, time.Since(sent), 15*time.Second, "reported at once, not after the 30 s heartbeat timeout")
+
+	exec := ofType(e.logActivities(id), executeActivity)
+	require.Len(t, exec, 1, "bash was not scheduled again")
+	require.Equal(t, int32(1), exec[0].Attempt, "bash was not retried")
+	require.Contains(t, exec[0].Outcome, "the worker is shutting down")
+	require.Len(t, lines(e.path(crashtest.Started), "started"), 1, "bash ran once")
+	require.Empty(t, lines(e.path(crashtest.Marker), "done"), "the command was stopped before its end")
+
+	j, err := journal.OpenJournal(filepath.Join(e.dir, "journal"))
+	require.NoError(t, err)
+	recs, err := j.Records()
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.Equal(t, journal.StateInterrupted, recs[0].State)
+}
+
+// A worker SIGTERM'd while bash runs, with a grace longer than the
+// command: the command finishes on the stopping worker, its result is
+// reported, and the next turn runs on the other worker.
+func TestSigtermWorkerLetsBashFinish(t *testing.T) {
+	e := newEnv(t)
+	w1 := e.startWorker("w1", "-journal", "-stop-timeout", "10s")
+	id := "bash-finishes"
+	e.start(id, e.input(crashtest.ModelBash, tools.BashToolName))
+	e.waitFor("bash command running on w1", 30*time.Second, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.startWorker("w2", "-journal")
+	_, exited := e.term(w1, "while bash sleeps 2 s")
+	require.Less(t, exited, 10*time.Second, "the worker exits once its activity is done")
+
+	res := e.result(id, runTimeout)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	r := oneResultPerCall(t, res.Messages)["call-bash"]
+	require.False(t, r.IsError, agent.TextOf(r.Content))
+	require.Len(t, lines(e.path(crashtest.Marker), "done"), 1, "the command ran to its end once")
+	exec := ofType(e.logActivities(id), executeActivity)
+	require.Len(t, exec, 1)
+	require.Equal(t, "completed", exec[0].Outcome)
+	require.Contains(t, exec[0].Identity, itoa(w1.pid()), "the stopping worker finished it")
+}
+
+// A worker SIGTERM'd while a retry-safe tool runs: the attempt is
+// interrupted after the grace and the other worker runs the tool again at
+// once; the call has one result.
+func TestSigtermWorkerWhileReadOnlyToolRuns(t *testing.T) {
+	e := newEnv(t)
+	const grace = 300 * time.Millisecond
+	w1 := e.startWorker("w1", "-stop-timeout", grace.String(), "-slow-read-timeout", "30s")
+	id := "readonly-sigterm"
+	e.start(id, e.input(crashtest.ModelLongRead, crashtest.SlowReadTool))
+	log := e.path(crashtest.SlowReadLog)
+	e.waitFor("slow_read attempt 1 running on w1", 30*time.Second, func() bool { return len(lines(log, "start")) == 1 })
+	e.startWorker("w2", "-slow-read-timeout", "30s")
+	sent, _ := e.term(w1, "while slow_read sleeps")
+
+	res := e.result(id, runTimeout)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	r := oneResultPerCall(t, res.Messages)["call-read"]
+	require.False(t, r.IsError, agent.TextOf(r.Content))
+	require.Equal(t, notes, agent.TextOf(r.Content))
+	require.Len(t, lines(log, "start"), 2, "the tool ran again on w2")
+	require.Len(t, lines(log, "end"), 1)
+	exec := ofType(e.logActivities(id), executeActivity)
+	require.Len(t, exec, 1)
+	require.Equal(t, int32(2), exec[0].Attempt)
+	require.Contains(t, exec[0].LastFailure, "the worker is shutting down")
+	started := eventTime(e.history(id), func(ev *historypb.HistoryEvent) bool {
+		return ev.GetActivityTaskStartedEventAttributes().GetAttempt() == 2
+	})
+	e.logf("attempt 2 started %v after the interruption", started.Sub(sent.Add(grace)).Round(time.Millisecond))
+	require.Less(t, started.Sub(sent.Add(grace)), sigtermBudget, "handed over at once")
+}
