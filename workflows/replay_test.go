@@ -1,11 +1,15 @@
 package workflows_test
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -13,38 +17,115 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-// Histories recorded from a real server (go test ./conformance
-// -update-histories) must replay against the current workflow code: a
-// change that alters the commands of a running history fails here before it
-// reaches a deployment.
+// Histories recorded from real servers must replay against the current
+// workflow code: a change that alters the commands of a running history
+// fails here before it reaches a deployment. The corpus holds the 22
+// conformance scenarios' runs (go test ./conformance -update-histories),
+// sessions and long runs of every kind production runs (go test ./workflows
+// -run TestRecordHistories -record-histories) and the crash tests' lost,
+// interrupted and upgraded runs (internal/crashtest, CRASHTEST_SAVE_HISTORY).
 func TestReplayRecordedHistories(t *testing.T) {
 	files := histories(t)
+	byType := map[string]int{}
 	for _, f := range files {
+		byType[workflowType(t, f)]++
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.AgentLoop, workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow})
+			workflows.RegisterWorkflows(r)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(testenv.Quiet(), f))
 		})
 	}
+	t.Logf("replayed %d histories: %v", len(files), byType)
+	require.NotZero(t, byType[workflows.AgentLoopWorkflow])
+	require.NotZero(t, byType[workflows.SessionWorkflow])
 }
 
-// The replay test must catch a nondeterministic change: here a workflow
-// that starts with a timer the recorded histories never had.
+// The replay test must catch an unversioned change to either workflow: a
+// timer before everything else (every history of the type fails), and a
+// timer before every model turn, deep in the run (every history with a
+// model turn fails).
 func TestReplayCatchesNondeterministicChange(t *testing.T) {
-	changed := func(ctx workflow.Context, in workflows.AgentLoopInput) (workflows.AgentLoopResult, error) {
+	loop := func(ctx workflow.Context, in workflows.AgentLoopInput) (workflows.AgentLoopResult, error) {
 		if err := workflow.Sleep(ctx, time.Second); err != nil {
 			return workflows.AgentLoopResult{}, err
 		}
 		return workflows.AgentLoop(ctx, in)
 	}
-	for _, f := range histories(t) {
-		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow})
-		err := r.ReplayWorkflowHistoryFromJSONFile(testenv.Quiet(), f)
-		require.Error(t, err, filepath.Base(f))
-		// TMPRL1100 is the SDK's code for a nondeterminism error.
-		require.Contains(t, err.Error(), "TMPRL1100", filepath.Base(f))
+	session := func(ctx workflow.Context, in workflows.SessionInput) (workflows.SessionResult, error) {
+		if err := workflow.Sleep(ctx, time.Second); err != nil {
+			return workflows.SessionResult{}, err
+		}
+		return workflows.Session(ctx, in)
 	}
+	atStart := map[string]any{workflows.AgentLoopWorkflow: loop, workflows.SessionWorkflow: session}
+	for _, typ := range []string{workflows.AgentLoopWorkflow, workflows.SessionWorkflow} {
+		t.Run(typ+" at the start", func(t *testing.T) {
+			n := 0
+			for _, f := range histories(t) {
+				if workflowType(t, f) != typ {
+					continue
+				}
+				r := worker.NewWorkflowReplayer()
+				r.RegisterWorkflowWithOptions(atStart[typ], workflow.RegisterOptions{Name: typ})
+				requireNondeterministic(t, r, f)
+				n++
+			}
+			require.NotZero(t, n)
+		})
+		t.Run(typ+" before every model turn", func(t *testing.T) {
+			n := 0
+			for _, f := range histories(t) {
+				if workflowType(t, f) != typ || !strings.Contains(readFile(t, f), `"ModelTurn"`) {
+					continue
+				}
+				r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
+					Interceptors: []interceptor.WorkerInterceptor{&sleepBeforeModelTurns{}},
+				})
+				require.NoError(t, err)
+				workflows.RegisterWorkflows(r)
+				requireNondeterministic(t, r, f)
+				n++
+			}
+			require.NotZero(t, n)
+		})
+	}
+}
+
+func requireNondeterministic(t *testing.T, r worker.WorkflowReplayer, f string) {
+	t.Helper()
+	err := r.ReplayWorkflowHistoryFromJSONFile(testenv.Quiet(), f)
+	require.Error(t, err, filepath.Base(f))
+	// TMPRL1100 is the SDK's code for a nondeterminism error.
+	require.Contains(t, err.Error(), "TMPRL1100", filepath.Base(f))
+}
+
+// sleepBeforeModelTurns is an unversioned change deep in the workflows: a
+// one-second timer before every ModelTurn activity.
+type sleepBeforeModelTurns struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*sleepBeforeModelTurns) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &sleepInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
+}
+
+type sleepInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+}
+
+func (s *sleepInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return s.Next.Init(&sleepOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}})
+}
+
+type sleepOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+}
+
+func (s *sleepOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
+	if activityType == "ModelTurn" {
+		_ = s.Next.Sleep(ctx, time.Second)
+	}
+	return s.Next.ExecuteActivity(ctx, activityType, args...)
 }
 
 func histories(t *testing.T) []string {
@@ -53,4 +134,22 @@ func histories(t *testing.T) []string {
 	require.NoError(t, err)
 	require.NotEmpty(t, files, "record histories with: go test ./conformance -run TestConformance -update-histories")
 	return files
+}
+
+// workflowType is the workflow type a history file records.
+func workflowType(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err, path)
+	return h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }
