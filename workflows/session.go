@@ -73,8 +73,7 @@ type session struct {
 // ContinueAsNewAfterTurns turns, between turns or while idle.
 func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	inputErr := checkSessionInput(&in)
-	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in,
-		startBuild: workflow.GetInfo(ctx).GetCurrentBuildID()}
+	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in, startBuild: currentBuild(ctx)}
 	s.restore(in.Carry)
 	s.continueAfterTurns = in.ContinueAsNewAfterTurns
 	if err := s.registerHandlers(ctx); err != nil {
@@ -105,7 +104,9 @@ func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
 		}
-		if s.next == nil {
+		if s.next == nil || s.movedBuild(ctx) {
+			// A prompt that comes to a new build starts its run in the
+			// next workflow run: the carry holds it.
 			return s.continueAsNew(ctx, nil)
 		}
 		// A prompt that came during a manual compaction waits for it.
@@ -198,17 +199,30 @@ func (s *session) shouldContinueAsNew(ctx workflow.Context) bool {
 }
 
 // movedBuild reports whether the session's current task runs on another
-// build than its first (workflow.GetInfo's build IDs come from history
-// when replaying, so the answer replays).
+// build than its first.
 func (s *session) movedBuild(ctx workflow.Context) bool {
 	if s.aborted || s.cancelled || s.startBuild == "" {
 		return false
 	}
-	now := workflow.GetInfo(ctx).GetCurrentBuildID()
+	now := currentBuild(ctx)
 	if now == "" || now == s.startBuild {
 		return false
 	}
 	return workflow.GetVersion(ctx, upgradeChange, workflow.DefaultVersion, 1) == 1
+}
+
+// currentBuild is the build ID of the worker running the current workflow
+// task. Replaying, the SDK takes it from the task's completion in history;
+// running the task, it is this worker's own, which the task's completion
+// records (the SDK's GetCurrentBuildID still gives the previous task's
+// build in the first task a worker runs after replaying a history, so a
+// new build would only notice itself one task later).
+func currentBuild(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	if workflow.IsReplaying(ctx) {
+		return info.GetCurrentBuildID()
+	}
+	return info.GetBinaryChecksum()
 }
 
 // busy reports whether a run is in progress or about to start.

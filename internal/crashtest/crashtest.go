@@ -172,7 +172,8 @@ func (s SlowRead) Definition() tools.Definition {
 		Description: "Reads a file slowly: sleeps sleepMs milliseconds first.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"path":{"type":"string"},"sleepMs":{"type":"number"}},"required":["path"]}`),
-		Durability: tools.Durability{Timeout: timeout},
+		Workspace:  true,
+		Durability: tools.Durability{Retry: tools.RetrySafe, Timeout: timeout},
 	}
 }
 

@@ -48,7 +48,8 @@ func run() error {
 	bashHeartbeat := flag.Duration("bash-heartbeat", 0, "bash's Durability.HeartbeatTimeout (once tools.Durability has it)")
 	readDelay := flag.Duration("store-read-delay", 0, "delay every content store read by this much and note it in dir/"+crashtest.ReadsLog)
 	stopTimeout := flag.Duration("stop-timeout", 0, "on SIGTERM, how long activities in flight may go on before they are interrupted")
-	hostAffinity := flag.Bool("host-affinity", true, "serve <queue>-host-<hostname> and send runs' workspace tools there")
+	hostAffinity := flag.Bool("host-affinity", true, "serve <queue>-host-<host> and send runs' workspace tools there")
+	host := flag.String("host", crashtest.Host(), "the host name in the host queue, to play several hosts on one machine")
 	buildID := flag.String("build-id", "", "use Worker Deployment Versioning as this build of -deployment (default: unversioned)")
 	deployment := flag.String("deployment", workflows.DeploymentName, "worker deployment name, with -build-id")
 	verbose := flag.Bool("v", false, "log the SDK's warnings")
@@ -106,7 +107,7 @@ func run() error {
 	}
 	workers := []worker.Worker{w}
 	if *hostAffinity {
-		acts.HostQueue = workflows.HostQueue(*queue, crashtest.Host())
+		acts.HostQueue = workflows.HostQueue(*queue, *host)
 		hw := worker.New(c, acts.HostQueue, opts)
 		hw.RegisterActivity(acts)
 		workers = append(workers, hw)
