@@ -140,7 +140,7 @@ const (
 // SummariesLog; the worker sets it from -dir.
 var StateDir string
 
-// compactModel answers two big_output calls and then "done", and a
+// compactModel answers two big_output calls, one after the other, and then "done", and a
 // summarization request (pi's summarizer system prompt) with
 // CompactSummary streamed over about 4 s, noting the request in
 // SummariesLog first.
@@ -153,11 +153,21 @@ func (compactModel) Stream(ctx context.Context, req llm.Request, emit func(agent
 		text := CompactSummary + strings.Repeat(" ", 16*40)
 		p.Add(ModelCompact, llm.Script{ChunkDelay: StreamDelay, Responses: []llm.ScriptedResponse{{Content: []agent.Content{agent.Text(text)}}}})
 	} else {
-		p.Add(ModelCompact, llm.Script{Responses: []llm.ScriptedResponse{
-			{Content: []agent.Content{agent.ToolCall("call-big-1", BigOutputTool, map[string]any{})}},
-			{Content: []agent.Content{agent.ToolCall("call-big-2", BigOutputTool, map[string]any{})}},
-			{Content: []agent.Content{agent.Text("done")}},
-		}})
+		// The answer follows the latest tool result, not the number of
+		// turns: a compacted context holds fewer of them.
+		next := agent.ToolCall("call-big-1", BigOutputTool, map[string]any{})
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == agent.RoleToolResult {
+			next = agent.Text("done")
+			if req.Messages[n-1].ToolCallID == "call-big-1" {
+				next = agent.ToolCall("call-big-2", BigOutputTool, map[string]any{})
+			}
+		}
+		// The scripted model answers by its number of earlier answers.
+		rs := make([]llm.ScriptedResponse, len(req.Messages)+1)
+		for i := range rs {
+			rs[i] = llm.ScriptedResponse{Content: []agent.Content{next}}
+		}
+		p.Add(ModelCompact, llm.Script{Responses: rs})
 	}
 	m, _ := p.Model(ModelCompact)
 	return m.Stream(ctx, req, emit)

@@ -78,7 +78,10 @@ func TestKillWorkerDuringCompaction(t *testing.T) {
 	id := "compact"
 	in := e.input(crashtest.ModelCompact, crashtest.BigOutputTool)
 	// Two 12,000-token outputs pass 20,000 - 4,096: the third turn compacts.
-	in.Compaction = &agent.CompactionConfig{ContextWindow: 20000, ReserveTokens: 4096, KeepRecentTokens: 8000}
+	// Keeping 13,000 tokens cuts before the second call, so the first call
+	// and its output are the turn prefix to summarize (with less than one
+	// output kept, pi finds no cut point and nothing would be summarized).
+	in.Compaction = &agent.CompactionConfig{ContextWindow: 20000, ReserveTokens: 4096, KeepRecentTokens: 13000}
 	e.start(id, in)
 	log := filepath.Join(e.dir, crashtest.SummariesLog)
 	e.waitFor("the summarizer writing on w1", 60*time.Second, func() bool {
