@@ -248,5 +248,8 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 	}
 	slices.Sort(delays)
 	t.Logf("event seen after the Update returned: p50 %v, max %v", delays[len(delays)/2], delays[len(delays)-1])
-	require.Less(t, delays[len(delays)-1], time.Second)
+	// The median, not the maximum: one prompt delayed by a loaded machine
+	// says nothing about the long poll, a watcher that polls on a timer
+	// would be late every time.
+	require.Less(t, delays[len(delays)/2], time.Second)
 }

@@ -793,9 +793,11 @@ func TestWorkflowRateLimitHonoursRetryAfter(t *testing.T) {
 	require.Len(t, reqs, 3)
 	gap1, gap2 := reqs[1].At.Sub(reqs[0].At), reqs[2].At.Sub(reqs[1].At)
 	t.Logf("gaps between attempts: %v, %v", gap1.Round(time.Millisecond), gap2.Round(time.Millisecond))
+	// The gaps' lower bound is the retry-after; their upper bound is up to
+	// the machine's load, so that the delay is the provider's 1 s and not
+	// the policy's 2 s is read from the server below (NextAttemptScheduleTime).
 	require.GreaterOrEqual(t, gap1, 900*time.Millisecond)
 	require.GreaterOrEqual(t, gap2, 900*time.Millisecond)
-	require.Less(t, gap2, 1900*time.Millisecond, "the provider's 1 s, not the policy's 2 s")
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -1008,7 +1010,7 @@ func TestWorkflowAbortWhileStreaming(t *testing.T) {
 	took := time.Since(abortAt)
 	select {
 	case <-f.Gone():
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("the provider's stream was not closed by the abort")
 	}
 	sentAtEnd := int(f.Sent()) - 2
@@ -1024,7 +1026,9 @@ func TestWorkflowAbortWhileStreaming(t *testing.T) {
 	require.GreaterOrEqual(t, got, sentAtAbort, "the words streamed before the abort are kept")
 	require.LessOrEqual(t, got, sentAtEnd)
 	require.Less(t, sentAtEnd, words, "the stream did not run to its end")
-	require.Less(t, took, 1500*time.Millisecond, "the run ends promptly after the abort")
+	// At once: well before the rest of the stream (an event every 100 ms)
+	// could have arrived, however slow the machine.
+	require.Less(t, took, time.Duration(words-sentAtAbort)*100*time.Millisecond, "the run ends without waiting for the stream")
 	require.Len(t, res.Messages, 2)
 	require.Equal(t, 1, res.Turns)
 

@@ -665,49 +665,67 @@ func limitedBash(t *testing.T) (*BashTool, string) {
 // Fork bombs and mass spawning end with the call's timeout: SIGTERM, SIGKILL
 // after the grace, and nothing of the group is left. The classic bomb also
 // meets the sandbox's process limit.
+//
+// The checks rest on what the commands record and on what is left once the
+// call has returned, never on sampling /proc while they run: a call can be
+// over before a sampler looks (an idle machine ran the 100 sleeps in 60 ms),
+// and a loaded machine forks slowly (15-40 ms a fork on small VMs). Every
+// sleep carries a marker (SleepMarker) that finds it in /proc from outside
+// the sandbox's pid namespace; each spawn appends a line to a file in the
+// workspace, which says how many there were.
 func TestAttackBashForkBombs(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTestBash(t) // grace 300 ms
 	t.Run("classic bomb under the process limit", func(t *testing.T) {
 		tool, ws := limitedBash(t)
-		r := runBashTracked(t, tool, ws, `b(){ b & b & }; b; sleep 1000`, 2)
+		marker := SleepMarker()
+		r := runBashTracked(t, tool, ws, `b(){ b & b & }; b; sleep `+marker, 2)
+		// The error text is the proof the bomb met the limit.
 		wantContains(t, r.out, "Resource temporarily unavailable", "Command timed out after 2 seconds")
 		r.checkBounds(t, 6*time.Second)
-		if r.maxGroup < 10 || r.maxGroup > 70 {
+		RequireNoProcessesWith(t, marker, 2*time.Second)
+		// Sampling can miss a peak but never invent one, so only the upper
+		// bound is checked.
+		if r.maxGroup > 70 {
 			t.Errorf("the bomb peaked at %d processes; the limit is 64", r.maxGroup)
 		}
 	})
-	// Forks are slow on small VMs (15-40 ms each here), so the counts below
-	// are what a couple of seconds can spawn, and the checks ask only that
-	// the group grew well beyond the shell.
 	t.Run("bounded exponential tree", func(t *testing.T) {
-		// Up to 2^7-2 subshells, each with a sleep.
-		cmd := `ulimit -u 2000 2>/dev/null; f(){ if [ $1 -gt 0 ]; then f $(($1-1)) & f $(($1-1)) & fi; sleep 1000; }; f 6`
+		// Up to 2^7-1 subshells, each with a sleep.
+		marker := SleepMarker()
+		cmd := `ulimit -u 2000 2>/dev/null; f(){ if [ $1 -gt 0 ]; then f $(($1-1)) & f $(($1-1)) & fi; echo s >> spawned; sleep ` + marker + `; }; f 6`
 		r := runBashTracked(t, tool, ws, cmd, 2)
 		wantContains(t, r.out, "Command timed out after 2 seconds")
 		r.checkBounds(t, 6*time.Second)
-		if r.maxGroup < 20 {
-			t.Errorf("only %d processes were seen", r.maxGroup)
-		}
+		RequireNoProcessesWith(t, marker, 2*time.Second)
+		t.Logf("%d subshells spawned", spawnedLines(t, filepath.Join(ws, "spawned")))
 	})
 	t.Run("background sleeps until the timeout", func(t *testing.T) {
-		r := runBashTracked(t, tool, ws, `for i in $(seq 1 200); do sleep 1000 & done; wait`, 1.5)
+		marker := SleepMarker()
+		r := runBashTracked(t, tool, ws, `for i in $(seq 1 200); do sleep `+marker+` & echo s >> sleeps; done; wait`, 1.5)
 		wantContains(t, r.out, "Command timed out after 1.5 seconds")
 		r.checkBounds(t, 5*time.Second)
-		if r.maxGroup < 20 {
-			t.Errorf("only %d processes were seen", r.maxGroup)
-		}
+		RequireNoProcessesWith(t, marker, 2*time.Second)
+		t.Logf("%d sleeps spawned", spawnedLines(t, filepath.Join(ws, "sleeps")))
 	})
 	t.Run("100 background sleeps, shell exits at once", func(t *testing.T) {
-		r := runBashTracked(t, tool, ws, `for i in $(seq 1 100); do sleep 1000 & done; echo spawned`, 0)
-		if r.err != nil || r.out != "spawned\n" {
+		marker := SleepMarker()
+		// jobs -r counts the sleeps still running as the shell exits: all
+		// 100 outlive it, and the call must end every one.
+		r := runBashTracked(t, tool, ws, `for i in $(seq 1 100); do sleep `+marker+` & done; echo running $(jobs -pr | wc -l)`, 0)
+		if r.err != nil || r.out != "running 100\n" {
 			t.Errorf("got %q, %v", r.out, r.err)
 		}
 		r.checkBounds(t, 10*time.Second)
-		if r.maxGroup < 20 {
-			t.Errorf("only %d processes were seen", r.maxGroup)
-		}
+		RequireNoProcessesWith(t, marker, 2*time.Second)
 	})
+}
+
+// spawnedLines counts the lines a command appended to file, at least one:
+// the command did start what it was meant to.
+func spawnedLines(t *testing.T, file string) int {
+	t.Helper()
+	return len(readLines(t, file, 1))
 }
 
 // Commands that will not end by themselves are ended by the timeout; those
@@ -750,12 +768,18 @@ func TestAttackBashCommandsThatWillNotEnd(t *testing.T) {
 		defer func() { tool.started = nil }()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
+		marker := SleepMarker()
 		go func() {
-			_, err := tool.Execute(ctx, Call{Args: map[string]any{"command": "trap '' TERM; ( trap '' TERM; sleep 1000 ) & sleep 1000"}, Workspace: ws})
+			_, err := tool.Execute(ctx, Call{Args: map[string]any{"command": "trap '' TERM; ( trap '' TERM; sleep " + marker + " ) & sleep " + marker}, Workspace: ws})
 			done <- err
 		}()
 		pgid := <-group
-		time.Sleep(100 * time.Millisecond) // the command runs
+		// Both sleeps run, so both traps are set.
+		for deadline := time.Now().Add(5 * time.Second); len(ProcessesWith("sleep\x00"+marker)) < 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the command's sleeps never ran")
+			}
+		}
 		cancel()
 		select {
 		case err := <-done:
@@ -764,6 +788,7 @@ func TestAttackBashCommandsThatWillNotEnd(t *testing.T) {
 			t.Fatal("the cancelled call did not return")
 		}
 		requireGroupGone(t, pgid)
+		RequireNoProcessesWith(t, marker, 2*time.Second)
 	})
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -182,13 +183,19 @@ func TestTermReachesTheCommandAndKillEndsEverything(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			out, _ := os.CreateTemp(t.TempDir(), "out")
 			defer out.Close()
-			p, err := s.Start(Spec{Shell: "/bin/bash", Command: `trap 'echo got TERM' TERM; setsid sleep 1001 & sleep 1002 & wait; echo after; sleep 1003`, Dir: t.TempDir(), Output: out})
+			// Sleeps of durations no other process has, so that a run of
+			// the same test elsewhere on the machine cannot be mistaken
+			// for this one's. The loop around wait makes the trap's effect
+			// certain whether SIGTERM comes before wait or during it.
+			escaped, member, last := uniqueSleep(1001), uniqueSleep(1002), uniqueSleep(1003)
+			command := `trap 'echo got TERM; termed=1' TERM; setsid sleep ` + escaped + ` & sleep ` + member + ` & while [ -z "$termed" ]; do wait; done; echo after; sleep ` + last
+			p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: t.TempDir(), Output: out})
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			waitUntil(t, "both background sleeps run", func() bool { return len(processesRunning("sleep\x00"+escaped, "sleep\x00"+member)) == 2 })
 			syscall.Kill(-p.Group, syscall.SIGTERM)
-			time.Sleep(300 * time.Millisecond)
+			waitUntil(t, "the trap ran and the command went on to its last sleep", func() bool { return len(processesRunning("sleep\x00"+last)) == 1 })
 			b, _ := os.ReadFile(out.Name())
 			wantIn(t, string(b), "got TERM", "after")
 			select {
@@ -200,18 +207,42 @@ func TestTermReachesTheCommandAndKillEndsEverything(t *testing.T) {
 			if exit, err := p.Wait(); err != nil || exit.Signal != syscall.SIGKILL {
 				t.Errorf("exit %+v, %v; want killed", exit, err)
 			}
-			time.Sleep(100 * time.Millisecond) // the kernel's teardown of the namespace
-			left := processesRunning("sleep\x001001", "sleep\x001002", "sleep\x001003")
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			switch {
-			case mode == Bwrap && len(left) > 0:
-				t.Errorf("processes %v outlived the sandbox", left)
-			case mode == Landlock && len(left) != 1:
-				t.Errorf("want the setsid'd sleep alone to escape, got %v", left)
+			all := []string{"sleep\x00" + escaped, "sleep\x00" + member, "sleep\x00" + last}
+			defer func() {
+				for _, pid := range processesRunning(all...) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
+			// The kernel ends a killed group, and a pid namespace, a
+			// moment after the kill.
+			switch mode {
+			case Bwrap:
+				waitUntil(t, "nothing outlives the sandbox", func() bool { return len(processesRunning(all...)) == 0 })
+			case Landlock:
+				waitUntil(t, "only the setsid'd sleep escapes", func() bool {
+					return len(processesRunning(all[1:]...)) == 0 && len(processesRunning(all[0])) == 1
+				})
 			}
 		})
+	}
+}
+
+// uniqueSleep returns a sleep duration of about whole seconds that no
+// other process on the machine has in its command line.
+func uniqueSleep(whole int) string {
+	return fmt.Sprintf("%d.%09d", whole, rand.IntN(1e9))
+}
+
+// waitUntil polls cond for up to 10 seconds and fails the test if it never
+// holds: a test waits for what it needs, not for a guessed duration.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
