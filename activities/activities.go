@@ -6,6 +6,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"time"
@@ -93,6 +94,11 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), kind, nil)
 	}
 	defs, err := a.Tools.Resolve(in.Tools)
+	var unavailable *tools.UnavailableError
+	if errors.As(err, &unavailable) {
+		// An MCP server that does not answer may come back: retryable.
+		return ResolveRunOutput{}, temporal.NewApplicationError(err.Error(), ErrToolsUnavailable)
+	}
 	if err != nil {
 		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownTool, nil)
 	}

@@ -80,8 +80,10 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	return ModelTurnOutput{Message: stub, Segments: s.segs}, nil
 }
 
-// modelTools describes the run's tools to the model.
+// modelTools describes the run's tools to the model; a name ending in
+// "*" stands for the tools it is a prefix of (an MCP server's).
 func (a *Activities) modelTools(names []string) []llm.Tool {
+	names = a.Tools.Expand(names)
 	out := make([]llm.Tool, 0, len(names))
 	for _, n := range names {
 		t, ok := a.Tools.Get(n)

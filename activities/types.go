@@ -27,6 +27,9 @@ const (
 	ErrUnknownTool          = "UnknownTool"
 	ErrUnknownHook          = "UnknownHook"
 	ErrContextMismatch      = "ContextMismatch"
+	// ErrToolsUnavailable is retryable: a run's MCP server does not
+	// answer now.
+	ErrToolsUnavailable = "ToolsUnavailable"
 )
 
 // ResolveRunInput names what a run needs from the worker's registries.

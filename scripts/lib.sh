@@ -117,3 +117,28 @@ ensure_postgresql() {
     return 1
   fi
 }
+
+# The MCP servers the MCP tool tests run (tools/mcptools):
+# @modelcontextprotocol/server-filesystem and server-everything from npm,
+# pinned by testdata/mcp/package-lock.json and installed there once with
+# npm ci (again only when the lock file changes). Node.js and npm come from
+# Debian's packages when missing.
+ensure_mcp_servers() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testdata/mcp"
+  if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] &&
+    [ -x "$dir/node_modules/.bin/mcp-server-filesystem" ] && [ -x "$dir/node_modules/.bin/mcp-server-everything" ]; then
+    return
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "Installing Node.js and npm (the MCP servers the tests run)..." >&2
+      apt-get install -y nodejs npm >&2 || { apt-get update >&2 && apt-get install -y nodejs npm >&2; }
+    else
+      echo "npm is missing: install Node.js and npm (Debian/Ubuntu: sudo apt-get install nodejs npm)." >&2
+      return 1
+    fi
+  fi
+  echo "Installing the MCP test servers (npm ci in testdata/mcp)..." >&2
+  (cd "$dir" && npm ci --no-audit --no-fund >&2)
+}

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -187,11 +189,34 @@ func IsFault(err error) bool {
 	return errors.As(err, &f)
 }
 
-// Registry maps tool names to tools. It is filled before the worker starts
-// and only read afterwards.
+// Registry maps tool names to tools: the worker's own, filled before it
+// starts and only read afterwards, then those of its Sources (MCP
+// servers), which change while it runs.
 type Registry struct {
-	tools map[string]Tool
+	tools   map[string]Tool
+	sources []Source
 }
+
+// Source is a set of tools the worker learns while it runs, such as an
+// MCP server's. Its names never shadow the registry's own tools.
+type Source interface {
+	// Lookup returns the named tool when the source has it; it may
+	// connect to learn its tools, within a bounded time.
+	Lookup(name string) (Tool, bool)
+	// List returns the source's tools as known now, connecting where
+	// needed within a bounded time.
+	List() []Tool
+	// Unavailable says why a name the source would own cannot be
+	// resolved now (its server does not answer), or returns nil.
+	Unavailable(name string) error
+}
+
+// UnavailableError is a Resolve failure that may pass: a tool's server
+// does not answer now.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // NewRegistry returns a registry holding the given tools.
 func NewRegistry(ts ...Tool) *Registry {
@@ -207,31 +232,95 @@ func (r *Registry) Register(t Tool) {
 	r.tools[t.Definition().Name] = t
 }
 
-// Get returns the named tool.
-func (r *Registry) Get(name string) (Tool, bool) {
-	t, ok := r.tools[name]
-	return t, ok
+// AddSource adds a source of tools. Call it before the worker starts.
+func (r *Registry) AddSource(s Source) {
+	r.sources = append(r.sources, s)
 }
 
-// Names returns the registered names, sorted.
+// Get returns the named tool.
+func (r *Registry) Get(name string) (Tool, bool) {
+	if t, ok := r.tools[name]; ok {
+		return t, true
+	}
+	for _, s := range r.sources {
+		if t, ok := s.Lookup(name); ok {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Names returns the registered names and those of the sources, sorted.
 func (r *Registry) Names() []string {
 	names := make([]string, 0, len(r.tools))
 	for n := range r.tools {
 		names = append(names, n)
 	}
+	for _, s := range r.sources {
+		for _, t := range s.List() {
+			if n := t.Definition().Name; r.tools[n] == nil {
+				names = append(names, n)
+			}
+		}
+	}
 	sort.Strings(names)
-	return names
+	return slices.Compact(names)
 }
 
-// Resolve returns the definitions of the named tools, or an error naming
-// every unknown one.
-func (r *Registry) Resolve(names []string) ([]Definition, error) {
-	defs := make([]Definition, 0, len(names))
-	var unknown []string
+// Expand replaces each name ending in "*" (such as "github__*") by the
+// known names it is a prefix of, sorted, and drops repeated names.
+func (r *Registry) Expand(names []string) []string {
+	out := make([]string, 0, len(names))
+	var all []string
 	for _, n := range names {
-		t, ok := r.tools[n]
+		prefix, ok := strings.CutSuffix(n, "*")
 		if !ok {
-			unknown = append(unknown, n)
+			out = append(out, n)
+			continue
+		}
+		if all == nil {
+			all = r.Names()
+		}
+		for _, m := range all {
+			if strings.HasPrefix(m, prefix) {
+				out = append(out, m)
+			}
+		}
+	}
+	seen := make(map[string]bool, len(out))
+	return slices.DeleteFunc(out, func(n string) bool {
+		dup := seen[n]
+		seen[n] = true
+		return dup
+	})
+}
+
+// Resolve returns the definitions of the named tools (patterns expanded,
+// see Expand), or an error naming every unknown one. When every unknown
+// name belongs to a source that does not answer now, the error is an
+// *UnavailableError.
+func (r *Registry) Resolve(names []string) ([]Definition, error) {
+	expanded := r.Expand(names)
+	defs := make([]Definition, 0, len(expanded))
+	var unknown []string
+	var unavailable []error
+	for _, n := range names {
+		if prefix, ok := strings.CutSuffix(n, "*"); ok && !slices.ContainsFunc(expanded, func(m string) bool { return strings.HasPrefix(m, prefix) }) {
+			if err := r.unavailable(prefix); err != nil {
+				unavailable = append(unavailable, err)
+			} else {
+				unknown = append(unknown, n)
+			}
+		}
+	}
+	for _, n := range expanded {
+		t, ok := r.Get(n)
+		if !ok {
+			if err := r.unavailable(n); err != nil {
+				unavailable = append(unavailable, err)
+			} else {
+				unknown = append(unknown, n)
+			}
 			continue
 		}
 		defs = append(defs, t.Definition())
@@ -239,5 +328,17 @@ func (r *Registry) Resolve(names []string) ([]Definition, error) {
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("unknown tools %q; this worker has %q", unknown, r.Names())
 	}
+	if len(unavailable) > 0 {
+		return nil, &UnavailableError{Err: errors.Join(unavailable...)}
+	}
 	return defs, nil
+}
+
+func (r *Registry) unavailable(name string) error {
+	for _, s := range r.sources {
+		if err := s.Unavailable(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
