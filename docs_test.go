@@ -1,0 +1,114 @@
+package agentloop_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Every relative link in the repository's Markdown resolves: the file it
+// names exists, and so does the heading its #fragment names (as GitHub
+// makes anchors from headings).
+func TestDocsLinksResolve(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", ".demo", ".stack", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		a := headingAnchors(string(b))
+		anchors[path] = a
+		return a
+	}
+	checked := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range markdownLinks(string(b)) {
+			if regexp.MustCompile(`^[a-z]+:`).MatchString(target) {
+				continue // http:, https:, mailto:
+			}
+			path, frag, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s: link to %s: no such file", file, target)
+					continue
+				}
+			}
+			checked++
+			if frag == "" || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			if !anchorsOf(dest)[frag] {
+				t.Errorf("%s: link to %s: %s has no heading with anchor #%s", file, target, dest, frag)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d relative links checked in %d files: is the walk right?", checked, len(files))
+	}
+}
+
+var (
+	linkRE    = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
+	fenceRE   = regexp.MustCompile("(?ms)^```.*?^```")
+	headingRE = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
+	dropRE    = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+)
+
+// markdownLinks returns the targets of the links outside code blocks.
+func markdownLinks(md string) []string {
+	var out []string
+	for _, m := range linkRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(md, ""), -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// headingAnchors returns GitHub's anchors of a document's headings:
+// lower case, punctuation dropped, spaces as hyphens, repeats numbered.
+func headingAnchors(md string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	for _, m := range headingRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(md, ""), -1) {
+		a := strings.ReplaceAll(dropRE.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := seen[a]; n > 0 {
+			out[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			out[a] = true
+		}
+		seen[a]++
+	}
+	return out
+}
