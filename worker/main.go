@@ -28,6 +28,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
+	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/journal"
 	"github.com/durable-agents/agentloop/workflows"
@@ -53,6 +54,7 @@ func main() {
 	setCurrent := flag.Bool("set-current-if-none", true, "make this version the deployment's current version when it has none (a first deploy); later versions are made current with the temporal CLI")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error")
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics (the SDK's worker metrics and the agent's) at http://ADDR/metrics, e.g. :9464; traces go where OTEL_EXPORTER_OTLP_ENDPOINT says")
 	sandboxFlags := sandbox.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -69,6 +71,11 @@ func main() {
 		z.Fatal(err.Error())
 	}
 	opts.Logger = logger
+	tel, err := telemetry.Setup(context.Background(), telemetry.Options{ServiceName: "agentloop-worker", MetricsAddr: *metricsAddr})
+	if err != nil {
+		z.Fatal("telemetry: " + err.Error())
+	}
+	tel.Apply(&opts)
 	c, err := client.Dial(opts)
 	if err != nil {
 		z.Fatal("dial temporal: " + err.Error())
@@ -105,6 +112,9 @@ func main() {
 		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
 	} else {
 		acts.SearchAttributes = true
+		if err := tel.ObserveApprovals(c, opts.Namespace); err != nil {
+			z.Sugar().Warnw("no approvals gauge", "reason", err.Error())
+		}
 	}
 
 	wopts := workflows.WorkerOptions()
@@ -132,7 +142,7 @@ func main() {
 	}
 	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
 		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "hostQueue", *hostQueue, "version", version,
-		"store", st.Name(), "sandbox", sb.Describe(), "providers", append([]string{llm.ScriptedProviderName}, providers...))
+		"store", st.Name(), "sandbox", sb.Describe(), "telemetry", tel.Describe(), "providers", append([]string{llm.ScriptedProviderName}, providers...))
 	for _, w := range workers {
 		if err := w.Start(); err != nil {
 			z.Fatal("start worker: " + err.Error())
@@ -152,6 +162,11 @@ func main() {
 	sig := <-worker.InterruptCh()
 	z.Sugar().Infow("stopping: no new tasks; activities in flight may finish", "signal", fmt.Sprint(sig), "within", stopTimeout.String())
 	stopWorkers(acts, workers, *stopTimeout)
+	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tel.Shutdown(flushCtx); err != nil {
+		z.Sugar().Warnw("telemetry shutdown", "reason", err.Error())
+	}
 	z.Info("stopped")
 }
 

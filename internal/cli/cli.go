@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -22,6 +23,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/logging"
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/store"
+	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -81,6 +83,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts.Logger = logger
+	// Traces start here when OTEL_EXPORTER_OTLP_ENDPOINT is set: the run's
+	// StartWorkflow span is the root of its trace.
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "agentloop-starter"})
+	if err != nil {
+		fmt.Fprintln(stderr, "starter: telemetry:", err)
+		return 1
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tel.Shutdown(sctx)
+	}()
+	tel.Apply(&opts)
 	// Lazy: a command's -h and a usage error need no server.
 	c, err := client.NewLazyClient(opts)
 	if err != nil {
