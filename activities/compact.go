@@ -121,7 +121,9 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 			return CompactOutput{}, shutdownError("the compaction")
 		}
 		if err != nil {
-			return CompactOutput{}, modelError(err, answer)
+			// What the summary requests before this one were billed
+			// goes along (billed.go).
+			return CompactOutput{}, modelError(err, answer, out.Usage)
 		}
 		if answer.Usage != nil {
 			out.Usage = out.Usage.Add(*answer.Usage)

@@ -46,20 +46,26 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 		Options:      in.Options,
 	}
 
-	streamCtx, live := a.startLiveStream(ctx, in.Turn)
+	prior := priorBilled(ctx)
+	streamCtx, live := a.startLiveStream(ctx, in.Turn, prior)
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()
 	s := <-saving
 	if interrupted(streamCtx) && (err != nil || msg.StopReason == agent.StopReasonAborted) {
+		a.recordBilled(ctx, live, prior, &msg)
 		return ModelTurnOutput{}, shutdownError("the model turn")
 	}
 	if err != nil {
+		if e, ok := llm.AsError(err); !ok || e.Kind.Retryable() {
+			// The next attempt finds this one's usage (billed.go).
+			a.recordBilled(ctx, live, prior, &msg)
+		}
 		if stub, oerr := a.offloadMessage(ctx, msg); oerr == nil {
 			msg = stub
 		} else {
 			msg.Content = nil
 		}
-		return ModelTurnOutput{}, modelError(err, msg)
+		return ModelTurnOutput{}, modelError(err, msg, prior)
 	}
 	if s.err != nil {
 		return ModelTurnOutput{}, s.err
@@ -77,7 +83,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
 	a.remember(ctx, tc)
-	return ModelTurnOutput{Message: stub, Segments: s.segs}, nil
+	return ModelTurnOutput{Message: stub, Segments: s.segs, Retried: usagePtr(prior)}, nil
 }
 
 // modelTools describes the run's tools to the model; a name ending in
@@ -103,14 +109,15 @@ func (a *Activities) modelTools(names []string) []llm.Tool {
 // modelError turns a provider failure into an error Temporal can act on.
 // What the provider had returned (api, usage, partial content) goes along
 // as the error's details: when retries are exhausted, the workflow ends
-// the turn with it, as pi-ai ends a failed stream.
-func modelError(err error, partial agent.Message) error {
+// the turn with it, as pi-ai ends a failed stream. The second detail is
+// what earlier attempts were billed (billed.go).
+func modelError(err error, partial agent.Message, retried agent.Usage) error {
 	e, ok := llm.AsError(err)
 	if !ok {
 		return temporal.NewApplicationErrorWithOptions(err.Error(), string(llm.ErrUnavailable),
-			temporal.ApplicationErrorOptions{Cause: err, Details: []any{partial}})
+			temporal.ApplicationErrorOptions{Cause: err, Details: []any{partial, retried}})
 	}
-	opts := temporal.ApplicationErrorOptions{NonRetryable: !e.Kind.Retryable(), Details: []any{partial}}
+	opts := temporal.ApplicationErrorOptions{NonRetryable: !e.Kind.Retryable(), Details: []any{partial, retried}}
 	if e.RetryAfter > 0 {
 		opts.NextRetryDelay = e.RetryAfter
 	}

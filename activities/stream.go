@@ -84,6 +84,8 @@ type liveStream struct {
 	checkpoint  time.Time // when the last checkpoint went; zero: none yet
 	watch       *watchers
 	cancelCause context.CancelCauseFunc
+	// billed is what earlier attempts were billed; every beat keeps it.
+	billed *agent.Usage
 
 	wake chan struct{}
 	stop chan struct{}
@@ -92,12 +94,13 @@ type liveStream struct {
 
 // startLiveStream heartbeats until close is called. When the server answers
 // that the turn must stop (an abort), it cancels the returned context.
-func (a *Activities) startLiveStream(ctx context.Context, turn int) (context.Context, *liveStream) {
+func (a *Activities) startLiveStream(ctx context.Context, turn int, billed agent.Usage) (context.Context, *liveStream) {
 	info := activity.GetInfo(ctx)
 	ctx, cancel := context.WithCancelCause(ctx)
 	s := &liveStream{
 		attempt:     info.Attempt,
 		turn:        turn,
+		billed:      usagePtr(billed),
 		lastBeat:    time.Now(), // no heartbeat at the start: a quick turn costs none
 		cancelCause: cancel,
 		wake:        make(chan struct{}, 1),
@@ -123,6 +126,13 @@ func (a *Activities) startLiveStream(ctx context.Context, turn int) (context.Con
 		close(s.done)
 	}()
 	return ctx, s
+}
+
+// position is the newest event's number.
+func (s *liveStream) position() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
 }
 
 // emit records one stream event; it never blocks the provider.
@@ -217,7 +227,7 @@ func (s *liveStream) next() LiveProgress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	p := LiveProgress{Attempt: s.attempt, Turn: s.turn, Seq: s.seq}
+	p := LiveProgress{Attempt: s.attempt, Turn: s.turn, Seq: s.seq, Billed: s.billed}
 	if s.isWatched() {
 		p.Events = s.events
 		if s.partial != nil && s.checkpointDue(now) {

@@ -103,6 +103,9 @@ type ModelTurnInput struct {
 type ModelTurnOutput struct {
 	Message  agent.Message   `json:"message"`
 	Segments []agent.Segment `json:"segments,omitempty"`
+	// Retried is what the provider billed this turn's earlier, failed
+	// attempts (billed.go); the run's usage counts it.
+	Retried *agent.Usage `json:"retried,omitempty"`
 }
 
 // ContextQuery asks for messages [From, To) of the run's context.
@@ -227,6 +230,9 @@ type LiveProgress struct {
 	Events     []LiveEvent    `json:"events,omitempty"`
 	Partial    *agent.Message `json:"partial,omitempty"`
 	PartialSeq int64          `json:"partialSeq,omitempty"`
+	// Billed is what the provider billed the turn's failed attempts so
+	// far, for the next attempt (billed.go).
+	Billed *agent.Usage `json:"billed,omitempty"`
 }
 
 // LiveEvent is one stream event of a model turn, numbered from 1, with the

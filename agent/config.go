@@ -78,6 +78,9 @@ type LoopConfig struct {
 	// can still come first, as in pi. Longer keeps pi's order on a loaded
 	// machine; shorter shows ends sooner.
 	EventOrderWindow string `json:"eventOrderWindow,omitempty"`
+	// Budget bounds the run's (a session's: the whole session's) cost,
+	// tokens, turns and tool calls; nil is no limit.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // CompactionConfig is pi-coding-agent's compaction settings: compact when
@@ -175,6 +178,9 @@ func (c *LoopConfig) Normalize() error {
 		errs = append(errs, err)
 	}
 	if err := c.Sandbox.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Budget.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.EventOrderWindow != "" {

@@ -221,7 +221,7 @@ func (p *Printer) message(seq int64, m *agent.Message) {
 				fmt.Fprintf(p.W, "%4d   assistant: %s\n", seq, p.cut(c.Text))
 			}
 		}
-		if m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted {
+		if m.StopReason.Unanswered() {
 			fmt.Fprintf(p.W, "%4d   assistant %s: %s\n", seq, m.StopReason, m.ErrorMessage)
 		}
 	}

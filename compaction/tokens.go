@@ -89,7 +89,7 @@ type ContextUsage struct {
 // it was aborted or failed. A message without usage reports zeros, as pi
 // reads the JSON agent.Message writes for it.
 func usableUsage(m agent.Message) (agent.Usage, bool) {
-	if m.Role != agent.RoleAssistant || m.StopReason == agent.StopReasonAborted || m.StopReason == agent.StopReasonError {
+	if m.Role != agent.RoleAssistant || m.StopReason.Unanswered() {
 		return agent.Usage{}, false
 	}
 	if m.Usage == nil {

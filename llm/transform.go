@@ -123,7 +123,7 @@ func withToolResults(msgs []agent.Message) []agent.Message {
 		switch m.Role {
 		case agent.RoleAssistant:
 			flush()
-			if m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted {
+			if m.StopReason.Unanswered() {
 				continue
 			}
 			if calls := m.ToolCalls(); len(calls) > 0 {

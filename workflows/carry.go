@@ -20,8 +20,10 @@ type Carry struct {
 	Usage        agent.Usage     `json:"usage"`
 	Turn         int             `json:"turn"`
 	Runs         int             `json:"runs"`
-	NextSeq      int64           `json:"nextSeq"`
-	Allowed      []string        `json:"allowed,omitempty"`
+	// ToolCalls counts the tool calls the budget let through.
+	ToolCalls int      `json:"toolCalls,omitempty"`
+	NextSeq   int64    `json:"nextSeq"`
+	Allowed   []string `json:"allowed,omitempty"`
 	// Segments hold the transcript's first messages, Hash is the chain
 	// hash after them, and Messages are the messages that follow.
 	Segments []agent.Segment `json:"segments,omitempty"`
@@ -66,6 +68,7 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		FollowUpMode: l.followUps.mode,
 		Usage:        l.usage,
 		Turn:         l.turn,
+		ToolCalls:    l.toolCalls,
 		NextSeq:      l.events.last() + 1,
 		Allowed:      sortedKeys(l.allowed),
 		Segments:     l.segments,
@@ -104,7 +107,7 @@ func (l *loop) restore(c *Carry) {
 	if c.FollowUpMode != "" {
 		l.followUps.mode = c.FollowUpMode
 	}
-	l.usage, l.turn = c.Usage, c.Turn
+	l.usage, l.turn, l.toolCalls = c.Usage, c.Turn, c.ToolCalls
 	l.turnsAtStart = c.Turn
 	l.events.first = c.NextSeq
 	for _, t := range c.Allowed {

@@ -104,8 +104,7 @@ func (l *loop) contextTokens() int {
 	}
 	for i := len(held) - 1; i >= 0; i-- {
 		m := held[i]
-		if m.Role != agent.RoleAssistant || m.Usage == nil ||
-			m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted {
+		if m.Role != agent.RoleAssistant || m.Usage == nil || m.StopReason.Unanswered() {
 			continue
 		}
 		if l.compact.last != nil && m.Timestamp < l.compact.last.Timestamp {
@@ -166,6 +165,15 @@ func (l *loop) compactContext(ctx, actx workflow.Context, reason, instructions s
 			end.Aborted = true
 			l.emit(agent.Event{Type: agent.EventCompactionEnd, Compaction: &end})
 			return false, "aborted"
+		}
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.HasDetails() {
+			// A failed summary was billed too (budget.go).
+			partial, earlier := failureDetails(appErr)
+			if partial.Usage != nil {
+				earlier = earlier.Add(*partial.Usage)
+			}
+			l.usage = l.usage.Add(earlier)
 		}
 		end.ErrorMessage = compactionFailure(reason) + failureText(err)
 		l.emit(agent.Event{Type: agent.EventCompactionEnd, Compaction: &end})

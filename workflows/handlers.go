@@ -52,6 +52,8 @@ type RunState struct {
 	ContextWindow int `json:"contextWindow,omitempty"`
 	Compactions   int `json:"compactions,omitempty"`
 	TokensSaved   int `json:"tokensSaved,omitempty"`
+	// Budget is the limits, the spend and what is left (budget.go).
+	Budget BudgetState `json:"budget"`
 }
 
 type signalChannels struct {
@@ -122,6 +124,10 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			return l.checkApproval(r)
 		}},
 	); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetBudget, l.setBudget,
+		workflow.UpdateHandlerOptions{Validator: l.checkSetBudget}); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {
@@ -312,6 +318,7 @@ func (l *loop) state() RunState {
 		ContextWindow:    l.compact.window,
 		Compactions:      l.compact.count,
 		TokensSaved:      l.compact.tokensSaved,
+		Budget:           l.budgetState(),
 	}
 }
 

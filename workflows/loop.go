@@ -238,6 +238,9 @@ type PausedRun struct {
 	Pending          []agent.Message `json:"pending,omitempty"`
 	HasMoreToolCalls bool            `json:"hasMoreToolCalls,omitempty"`
 	NormalTurns      int             `json:"normalTurns,omitempty"`
+	// BudgetRefused is why the budget refused a tool call of the last
+	// turn: the run stops before its next model turn.
+	BudgetRefused string `json:"budgetRefused,omitempty"`
 }
 
 // run is pi's runAgentLoop (runAgentLoopContinue without prompts) and
@@ -264,26 +267,35 @@ func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPo
 // runLoop is pi's runLoop from a given state.
 func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
 	l.normalTurns = rs.NormalTurns
+	if rs.BudgetRefused != "" {
+		l.budgetRefused = rs.BudgetRefused
+	}
 	for {
 		for rs.HasMoreToolCalls || len(rs.Pending) > 0 {
 			if !rs.FirstTurn && l.suspend != nil && l.suspend() {
 				rs.NormalTurns = l.normalTurns
+				rs.BudgetRefused = l.budgetRefused
 				return &rs
 			}
 			if !rs.FirstTurn {
 				l.emit(agent.Event{Type: agent.EventTurnStart})
 			}
 			rs.FirstTurn = false
-			l.turn++
 			for _, m := range rs.Pending {
 				l.emitMessage(m)
 				l.push(m)
 			}
 			rs.Pending = nil
 
-			l.maybeCompact(ctx)
-			msg := l.modelTurn(ctx)
-			if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
+			// A turn the budget stops makes no model call and is not
+			// counted (budget.go).
+			overBudget := l.budgetTurnCheck()
+			if overBudget == "" {
+				l.turn++
+				l.maybeCompact(ctx)
+			}
+			msg := l.modelTurn(ctx, overBudget)
+			if msg.StopReason.Unanswered() {
 				l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
 				l.end(msg)
 				return nil

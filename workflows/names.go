@@ -47,6 +47,10 @@ const (
 	// are cancelled and the next model turn ends as aborted.
 	UpdateAbort = "abort"
 
+	// UpdateSetBudget replaces the budget of a run or session (an empty
+	// one removes it), for the run in progress and the runs after it.
+	UpdateSetBudget = "setBudget"
+
 	// UpdateApprove answers a tool call waiting for a person (see the
 	// approval policy): allow, deny with a reason, or always.
 	UpdateApprove = "approve"

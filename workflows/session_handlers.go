@@ -84,10 +84,21 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			if s.busy() {
 				return errors.New(errBusyPrompt)
 			}
+			if why := s.budgetExhausted(); why != "" {
+				return errors.New(agent.BudgetErrorMessage(why))
+			}
 			_, err := s.promptMessages(ctx, r)
 			return err
 		}},
-		{UpdateContinue, s.continueRun, func(workflow.Context) error { return s.checkContinue() }},
+		{UpdateContinue, s.continueRun, func(workflow.Context) error {
+			if err := s.checkContinue(); err != nil {
+				return err
+			}
+			if why := s.budgetExhausted(); why != "" {
+				return errors.New(agent.BudgetErrorMessage(why))
+			}
+			return nil
+		}},
 		{UpdateReset, s.reset, func(workflow.Context) error {
 			if s.busy() {
 				return errors.New(errBusyReset)

@@ -26,6 +26,10 @@ const (
 // prepare is pi's prepareToolCall. A call naming a tool the run does not have
 // is answered here; everything else runs the PrepareToolCall local activity.
 func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.PrepareOutput {
+	if why := l.budgetToolCall(); why != "" {
+		return activities.PrepareOutput{Immediate: true, IsError: true,
+			Result: agent.ErrorResult(agent.BudgetErrorMessage(why))}
+	}
 	if _, ok := l.tools[call.Name]; !ok {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}

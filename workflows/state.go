@@ -61,14 +61,19 @@ type loop struct {
 	followUps queue
 	events    eventLog
 
-	status       string
-	turn         int
-	normalTurns  int
-	pending      []string // tool calls started and not yet ended, in call order
-	rawArgs      map[string]map[string]any
-	usage        agent.Usage
-	stopReason   agent.StopReason
-	errorMessage string
+	status      string
+	turn        int
+	normalTurns int
+	pending     []string // tool calls started and not yet ended, in call order
+	rawArgs     map[string]map[string]any
+	usage       agent.Usage
+	// toolCalls counts the tool calls the budget let through (budget.go);
+	// budgetRefused is why it refused one, which stops the run before its
+	// next model turn.
+	toolCalls     int
+	budgetRefused string
+	stopReason    agent.StopReason
+	errorMessage  string
 
 	aborted     bool
 	abortReason string
@@ -158,6 +163,7 @@ func (l *loop) beginRun() {
 	l.runEarlier = nil
 	l.inRun = true
 	l.normalTurns = 0
+	l.budgetRefused = ""
 	l.stopReason, l.errorMessage = "", ""
 	if l.aborted {
 		l.aborted, l.abortReason = false, ""

@@ -28,14 +28,20 @@ const (
 // message_start comes before the call, so that clients showing the live
 // stream (message_update, from the activity's heartbeats) see it first;
 // nothing else happens between the two, so the order is pi's.
-func (l *loop) modelTurn(ctx workflow.Context) agent.Message {
+//
+// overBudget, when set, is why the budget does not allow the call: the
+// turn ends as an aborted one does, with stopReason budget.
+func (l *loop) modelTurn(ctx workflow.Context, overBudget string) agent.Message {
 	start := l.assistantShell(ctx)
 	start.Usage = nil
 	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &start})
 	var msg agent.Message
-	if l.aborted {
+	switch {
+	case l.aborted:
 		msg = l.abortedMessage(ctx)
-	} else {
+	case overBudget != "":
+		msg = l.budgetMessage(ctx, overBudget)
+	default:
 		msg = l.callModel(ctx)
 	}
 	if msg.Usage != nil {
@@ -89,6 +95,9 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		}
 		return l.failedMessage(ctx, err)
 	}
+	if out.Retried != nil {
+		l.usage = l.usage.Add(*out.Retried)
+	}
 	// The store now holds the context this turn sent (an activity of an
 	// older version returns no segments: the next turn sends it all again).
 	if agent.SegmentsLen(out.Segments) > agent.SegmentsLen(l.segments) && agent.SegmentsLen(out.Segments) <= l.context.Len() {
@@ -126,8 +135,9 @@ func (l *loop) failedMessage(ctx workflow.Context, err error) agent.Message {
 	m := l.assistantShell(ctx)
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.HasDetails() {
-		var partial agent.Message
-		if appErr.Details(&partial) == nil && partial.Role == agent.RoleAssistant {
+		partial, retried := failureDetails(appErr)
+		l.usage = l.usage.Add(retried)
+		if partial.Role == agent.RoleAssistant {
 			m.API, m.ResponseID, m.ResponseModel = partial.API, partial.ResponseID, partial.ResponseModel
 			m.Content = append(m.Content, partial.Content...)
 			if partial.Usage != nil {
@@ -158,4 +168,17 @@ func failureText(err error) string {
 		}
 		err = next
 	}
+}
+
+// failureDetails reads a model activity's error details: what the provider
+// had returned, and what earlier attempts were billed (a second detail
+// that failures recorded before budgets lack).
+func failureDetails(appErr *temporal.ApplicationError) (agent.Message, agent.Usage) {
+	var partial agent.Message
+	var retried agent.Usage
+	if appErr.Details(&partial, &retried) != nil {
+		partial, retried = agent.Message{}, agent.Usage{}
+		_ = appErr.Details(&partial)
+	}
+	return partial, retried
 }

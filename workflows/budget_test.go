@@ -1,0 +1,294 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// priced answers as the scripted model does with a fixed usage per call:
+// 1000 input and 100 output tokens at $0.01 each side. The first attempt
+// of each turn listed in cut fails after the provider billed it: a stream
+// cut mid-way with 1000 input tokens read ($0.05, so the test can tell).
+type priced struct {
+	m     llm.Model
+	mu    sync.Mutex
+	cut   map[int]bool
+	calls atomic.Int32
+}
+
+var callUsage = agent.Usage{Input: 1000, Output: 100, TotalTokens: 1100,
+	Cost: agent.Cost{Input: 0.01, Output: 0.01, Total: 0.02}}
+
+var cutUsage = agent.Usage{Input: 1000, TotalTokens: 1000, Cost: agent.Cost{Input: 0.05, Total: 0.05}}
+
+func (p *priced) Stream(ctx context.Context, req llm.Request, emit func(agent.StreamEvent)) (agent.Message, error) {
+	p.calls.Add(1)
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleAssistant {
+			n++
+		}
+	}
+	p.mu.Lock()
+	cut := p.cut[n]
+	delete(p.cut, n)
+	p.mu.Unlock()
+	if cut {
+		u := cutUsage
+		partial := agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("half an ans")}, Usage: &u}
+		return partial, &llm.Error{Kind: llm.ErrUnavailable, Message: "stream cut", RetryAfter: 10 * time.Millisecond}
+	}
+	msg, err := p.m.Stream(ctx, req, emit)
+	u := callUsage
+	msg.Usage = &u
+	return msg, err
+}
+
+// pricedHarness is a harness whose model is priced, with the given turns'
+// first attempts cut.
+func pricedHarness(t *testing.T, script []llm.ScriptedResponse, cut []int, ts ...tools.Tool) (*harness, *priced) {
+	h := newHarness(t, script, ts...)
+	scripted, err := h.scripted.Model("script")
+	require.NoError(t, err)
+	p := &priced{m: scripted, cut: map[int]bool{}}
+	for _, n := range cut {
+		p.cut[n] = true
+	}
+	models := llm.NewRegistry()
+	models.Register("test", llm.ProviderFunc(func(string) (llm.Model, error) { return p, nil }))
+	h.acts.Models = models
+	return h, p
+}
+
+// loopScript is n answers, each calling the named tools.
+func loopScript(n int, calls ...string) []llm.ScriptedResponse {
+	var s []llm.ScriptedResponse
+	for i := range n {
+		var blocks []agent.Content
+		for j, c := range calls {
+			blocks = append(blocks, agent.ToolCall(fmt.Sprintf("%s%d-%d", c, i, j), c, map[string]any{}))
+		}
+		s = append(s, answer(blocks...))
+	}
+	return s
+}
+
+func eventTypes(evs []agent.Event) []agent.EventType {
+	out := make([]agent.EventType, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// requireBudgetStop checks a run that the budget stopped before a model
+// turn: the turn's events are those of a turn aborted before its model
+// call, with stopReason budget and the limit in the message.
+func requireBudgetStop(t *testing.T, res workflows.AgentLoopResult, evs []agent.Event, limit string) {
+	t.Helper()
+	require.Equal(t, agent.StopReasonBudget, res.StopReason)
+	require.Contains(t, res.ErrorMessage, "Budget exhausted: ")
+	require.Contains(t, res.ErrorMessage, limit)
+	n := len(evs)
+	require.GreaterOrEqual(t, n, 5)
+	require.Equal(t, []agent.EventType{agent.EventTurnStart, agent.EventMessageStart, agent.EventMessageEnd,
+		agent.EventTurnEnd, agent.EventAgentEnd}, eventTypes(evs[n-5:]))
+	last := evs[n-2].Message
+	require.Equal(t, agent.StopReasonBudget, last.StopReason)
+	require.Empty(t, last.Content)
+	require.Equal(t, res.ErrorMessage, last.ErrorMessage)
+	ms := evs[n-1].Messages
+	require.Equal(t, agent.StopReasonBudget, ms[len(ms)-1].StopReason, "agent_end carries the stop")
+	require.Equal(t, agent.StopReasonBudget, lastMessage(res).StopReason)
+}
+
+// maxTurns: the third turn is never made.
+func TestBudgetMaxTurns(t *testing.T) {
+	h := newHarness(t, loopScript(5, "quick"), okTool("quick"))
+	in := h.input("go", "quick")
+	in.Budget = &agent.Budget{MaxTurns: 2}
+	run := h.start(in)
+	res := h.result(run)
+	requireBudgetStop(t, res, h.events(run), "2 turns have reached maxTurns 2")
+	require.EqualValues(t, 2, h.modelCalls.Load())
+	require.Equal(t, 2, res.Turns, "the stopped turn made no model call and is not counted")
+	st := h.waitState(run, func(workflows.RunState) bool { return true })
+	require.Equal(t, 2, st.Budget.Spent.Turns)
+	require.Equal(t, 0, *st.Budget.Remaining.Turns)
+	require.Contains(t, st.Budget.Exhausted, "maxTurns")
+}
+
+// maxToolCalls: the call past the limit, and its sibling, get an error
+// result (the transcript stays whole: every call has its result), and the
+// run stops before the next model turn.
+func TestBudgetMaxToolCalls(t *testing.T) {
+	var ran atomic.Int32
+	counted := tool("quick", func(context.Context, tools.Call) (agent.ToolResult, error) {
+		ran.Add(1)
+		return agent.TextResult("ok"), nil
+	})
+	h := newHarness(t, loopScript(5, "quick", "quick", "quick"), counted)
+	in := h.input("go", "quick")
+	in.Budget = &agent.Budget{MaxToolCalls: 4}
+	run := h.start(in)
+	res := h.result(run)
+	evs := h.events(run)
+	requireBudgetStop(t, res, evs, "4 tool calls have reached maxToolCalls 4")
+	require.EqualValues(t, 4, ran.Load())
+	require.EqualValues(t, 2, h.modelCalls.Load())
+	var refused []string
+	for _, m := range res.Messages {
+		if m.Role == agent.RoleToolResult && m.IsError {
+			require.Contains(t, agent.TextOf(m.Content), "Budget exhausted: 4 tool calls have reached maxToolCalls 4")
+			refused = append(refused, m.ToolCallID)
+		}
+	}
+	require.Equal(t, []string{"quick1-1", "quick1-2"}, refused, "the second turn's last two calls are refused")
+}
+
+// maxCostUSD counts a failed attempt the provider billed, and stops
+// before a turn whose input alone, at the last answer's price, would
+// cross the limit.
+func TestBudgetMaxCostCountsBilledRetries(t *testing.T) {
+	h, p := pricedHarness(t, loopScript(5, "quick"), []int{0}, okTool("quick"))
+	in := h.input("go", "quick")
+	in.Budget = &agent.Budget{MaxCostUSD: 0.1}
+	run := h.start(in)
+	res := h.result(run)
+	// Turn 1: a cut attempt ($0.05) and its retry ($0.02); turn 2: $0.02,
+	// total $0.09; turn 3's input alone (about 1100 tokens at $0.00001)
+	// would take it past $0.10.
+	requireBudgetStop(t, res, h.events(run), "would cross maxCostUSD $0.1000")
+	require.EqualValues(t, 3, p.calls.Load())
+	require.InDelta(t, 0.09, res.Usage.Cost.Total, 1e-9, "the billed failed attempt counts")
+	require.EqualValues(t, 1000+1100+1100, res.Usage.TotalTokens)
+	require.Equal(t, 2, res.Turns)
+}
+
+// maxCostUSD reached: a turn starts only while the spent cost is below
+// the limit (the first turn has no price to estimate with).
+func TestBudgetMaxCostReached(t *testing.T) {
+	h, _ := pricedHarness(t, loopScript(5, "quick"), nil, okTool("quick"))
+	in := h.input("go", "quick")
+	in.Budget = &agent.Budget{MaxCostUSD: 0.01}
+	run := h.start(in)
+	res := h.result(run)
+	requireBudgetStop(t, res, h.events(run), "cost $0.0200 has reached maxCostUSD $0.0100")
+	require.Equal(t, 1, res.Turns)
+}
+
+// maxTokens: the next turn's input is estimated before it is sent.
+func TestBudgetMaxTokens(t *testing.T) {
+	h, p := pricedHarness(t, loopScript(5, "quick"), nil, okTool("quick"))
+	in := h.input("go", "quick")
+	in.Budget = &agent.Budget{MaxTokens: 2500}
+	run := h.start(in)
+	res := h.result(run)
+	// 1100 + 1100 spent; the third turn would send about 1100 more.
+	requireBudgetStop(t, res, h.events(run), "would cross maxTokens 2500")
+	require.EqualValues(t, 2, p.calls.Load())
+	require.EqualValues(t, 2200, res.Usage.TotalTokens)
+}
+
+// A bad budget fails the run at once, naming the field.
+func TestBudgetInvalid(t *testing.T) {
+	h := newHarness(t, nil)
+	in := h.input("go")
+	in.Budget = &agent.Budget{MaxTurns: -1}
+	run := h.start(in)
+	err := run.Get(context.Background(), nil)
+	require.ErrorContains(t, err, "budget.maxTurns must not be negative")
+}
+
+// A session's budget spans its continue-as-new chain: turns and tool
+// calls spent before a seam count after it. A budget stop leaves the
+// session idle and usable: prompts are refused with the budget's message
+// until setBudget raises it (applied once per Update ID, across seams),
+// and removing it lifts every limit.
+func TestBudgetSessionAcrossSeamsAndSetBudget(t *testing.T) {
+	// The scripted model answers by the number of assistant messages it
+	// is sent: the budget stop's message counts, so answer 2 is never
+	// asked for.
+	script := append(loopScript(2, "quick"), answer(text("unused")), answer(call("q3", "quick")),
+		answer(text("done")), answer(text("second run")))
+	h := newHarness(t, script, okTool("quick"))
+	run := h.startSession(workflows.SessionInput{
+		LoopConfig:              agent.LoopConfig{Tools: []string{"quick"}, Budget: &agent.Budget{MaxTurns: 2, MaxToolCalls: 10}},
+		ContinueAsNewAfterTurns: 1,
+	})
+	id := run.GetID()
+	h.updateOnce(id, "p1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	evs := h.waitRunEnd(run, 1)
+	end := evs[len(evs)-1].Messages
+	require.Equal(t, agent.StopReasonBudget, end[len(end)-1].StopReason)
+	require.Contains(t, end[len(end)-1].ErrorMessage, "2 turns have reached maxTurns 2")
+
+	var st workflows.RunState
+	h.waitLatest(id, func(s workflows.RunState) bool { st = s; return s.Status == "idle" })
+	require.Equal(t, 2, st.Budget.Spent.Turns, "turns before the seams count")
+	require.Equal(t, 2, st.Budget.Spent.ToolCalls)
+	require.Equal(t, 8, *st.Budget.Remaining.ToolCalls)
+	require.Contains(t, st.Budget.Exhausted, "maxTurns 2")
+	require.NotEqual(t, run.GetRunID(), h.latestRun(id), "the session continued as new")
+
+	err := h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "more"}, nil)
+	require.ErrorContains(t, err, "Budget exhausted: 2 turns have reached maxTurns 2. Raise or remove the budget")
+	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: -3}, nil), "budget.maxTurns must not be negative")
+
+	var bs workflows.BudgetState
+	h.updateOnce(id, "raise-1", workflows.UpdateSetBudget, agent.Budget{MaxTurns: 4, MaxToolCalls: 10}, &bs)
+	require.Equal(t, 2, *bs.Remaining.Turns)
+	require.Empty(t, bs.Exhausted)
+	h.updateOnce(id, "p2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "more"}, nil)
+	evs = h.waitRunEnd(run, 2)
+	end = evs[len(evs)-1].Messages
+	require.Equal(t, "done", agent.TextOf(end[len(end)-1].Content), "the raised budget lets the run finish")
+	h.waitLatest(id, func(s workflows.RunState) bool { st = s; return s.Status == "idle" && s.Budget.Spent.Turns == 4 })
+	require.Equal(t, 3, st.Budget.Spent.ToolCalls)
+
+	// The raise sent again with its ID (a client retrying) after the
+	// seams changes nothing.
+	h.updateOnce(id, "raise-1", workflows.UpdateSetBudget, agent.Budget{MaxTurns: 4, MaxToolCalls: 10}, &bs)
+	err = h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil)
+	require.ErrorContains(t, err, "4 turns have reached maxTurns 4")
+
+	// Removed: no limit.
+	var removed workflows.BudgetState
+	h.updateOnce(id, "remove-1", workflows.UpdateSetBudget, agent.Budget{}, &removed)
+	require.Nil(t, removed.Limits)
+	h.updateOnce(id, "p3", workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil)
+	evs = h.waitRunEnd(run, 3)
+	end = evs[len(evs)-1].Messages
+	require.Equal(t, "second run", agent.TextOf(end[len(end)-1].Content))
+}
+
+// A budget stopped mid-run and raised by setBudget while the run is paused
+// at a seam: the raise applies to the run in progress.
+func TestBudgetRaisedMidRun(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, []llm.ScriptedResponse{answer(call("w1", "wait")), answer(call("q1", "quick")), answer(text("finished"))},
+		g.tool("wait"), okTool("quick"))
+	in := h.input("go", "wait", "quick")
+	in.Budget = &agent.Budget{MaxTurns: 1}
+	run := h.start(in)
+	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	var bs workflows.BudgetState
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 3}, &bs))
+	require.Equal(t, 2, *bs.Remaining.Turns)
+	close(g.release)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason)
+	require.Equal(t, 3, res.Turns)
+	require.Error(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 5}, nil), "the run has ended")
+}
