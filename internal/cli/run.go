@@ -41,6 +41,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 	inputFile := fs.String("input", "", "JSON file with the whole workflow input (other flags ignored)")
 	asJSON := fs.Bool("json", false, "print events as JSON lines")
 	detach := fs.Bool("detach", false, "start the run and print its id without following it")
+	budget := fs.String("budget", "", budgetUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,6 +82,9 @@ func (e *env) run(ctx context.Context, args []string) error {
 		if in.Prompt == "" {
 			return errors.New("usage: run [flags] PROMPT")
 		}
+	}
+	if err := setBudget(&in.LoopConfig, *budget); err != nil {
+		return err
 	}
 	if in.Model.Provider == llm.ScriptedProviderName {
 		fmt.Fprintln(e.out, "Using the scripted demo model: it needs no API key and answers from a fixed script.")
@@ -178,4 +182,23 @@ func runID(id string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return "agent-" + hex.EncodeToString(b)
+}
+
+// budgetUsage is the help of -budget.
+const budgetUsage = "limits on the run's (a session's: the whole session's) spend: maxCostUSD=1.5,maxTokens=2000000,maxTurns=40,maxToolCalls=200 (any of them)"
+
+// setBudget sets a config's budget from -budget; "" leaves it as it is.
+func setBudget(c *agent.LoopConfig, spec string) error {
+	if spec == "" {
+		return nil
+	}
+	b, err := agent.ParseBudget(spec)
+	if err != nil {
+		return err
+	}
+	c.Budget = nil
+	if !b.IsZero() {
+		c.Budget = b
+	}
+	return nil
 }

@@ -25,6 +25,7 @@ type sessionFlags struct {
 	canTurns                                              int
 	contextWindow, keepRecent                             int
 	noAutoCompact                                         bool
+	budget                                                string
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
@@ -42,6 +43,7 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for compaction (0: pi-ai's table)")
 	fs.IntVar(&f.keepRecent, "keep-recent-tokens", 0, "tokens of recent context a compaction keeps (0: 20000)")
 	fs.BoolVar(&f.noAutoCompact, "no-auto-compact", false, "compact only when asked (session compact) or when the provider overflows")
+	fs.StringVar(&f.budget, "budget", "", budgetUsage)
 }
 
 func (f *sessionFlags) input() (workflows.SessionInput, error) {
@@ -59,6 +61,9 @@ func (f *sessionFlags) input() (workflows.SessionInput, error) {
 			ToolTaskQueue: f.toolQueue, ToolExecution: agent.ExecutionMode(f.execution),
 		},
 		ContinueAsNewAfterTurns: f.canTurns,
+	}
+	if err := setBudget(&in.LoopConfig, f.budget); err != nil {
+		return in, err
 	}
 	if f.contextWindow != 0 || f.keepRecent != 0 || f.noAutoCompact {
 		in.Compaction = &agent.CompactionConfig{ContextWindow: f.contextWindow, KeepRecentTokens: f.keepRecent, Disabled: f.noAutoCompact}
@@ -144,6 +149,11 @@ func (e *env) session(ctx context.Context, args []string) error {
 			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution VALUE")
 		}
 		return e.set(ctx, args[1], args[2], args[3])
+	case "budget":
+		if len(args) != 3 {
+			return errors.New("usage: session budget ID maxCostUSD=3,maxTurns=80|none")
+		}
+		return e.budget(ctx, args[1], args[2])
 	case "chat":
 		return e.chat(ctx, args[1:])
 	}
@@ -151,7 +161,28 @@ func (e *env) session(ctx context.Context, args []string) error {
 }
 
 const sessionUsage = `usage: starter session start [flags] [PROMPT] | prompt ID TEXT | continue ID | reset ID |
-       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE | chat [flags] [ID]`
+       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE |
+       budget ID LIMITS|none | chat [flags] [ID]`
+
+// budget replaces the budget of a session or run (setBudget) and prints
+// what is left.
+func (e *env) budget(ctx context.Context, id, spec string) error {
+	b, err := agent.ParseBudget(spec)
+	if err != nil {
+		return err
+	}
+	var st workflows.BudgetState
+	if err := e.update(ctx, id, workflows.UpdateSetBudget, b, &st); err != nil {
+		return err
+	}
+	s := st.Spent
+	fmt.Fprintf(e.out, "budget %s; spent $%.4f, %d tokens, %d turns, %d tool calls\n",
+		st.Limits.String(), s.CostUSD, s.Tokens, s.Turns, s.ToolCalls)
+	if st.Exhausted != "" {
+		fmt.Fprintln(e.out, "still exhausted:", st.Exhausted)
+	}
+	return nil
+}
 
 // startSession starts a session; with a prompt it sends the prompt in the
 // same request (Update-with-Start), with the command's Update ID, so that
