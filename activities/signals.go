@@ -254,6 +254,10 @@ func offloadUpdate(st store.Blobs, scope string, update ToolUpdate, logger log.L
 type runControl struct {
 	a    *Activities
 	info activity.Info
+	// callID and start stamp a queued message with its call and its
+	// offset from the call's start.
+	callID string
+	start  time.Time
 	// cancelTools cancels the contexts of the run's tools running in this
 	// process, the caller's included: a tool that aborts its run is aborted
 	// with it, at once, as in pi where they share one signal.
@@ -261,11 +265,22 @@ type runControl struct {
 }
 
 func (r runControl) Steer(ctx context.Context, m agent.Message) error {
-	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m})
+	return r.SteerAt(ctx, m, time.Since(r.start))
 }
 
 func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
-	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true})
+	return r.FollowUpAt(ctx, m, time.Since(r.start))
+}
+
+// SteerAt queues a steering message at an offset from the call's start in
+// a tool's simulated time (tools.TimedRunControl).
+func (r runControl) SteerAt(ctx context.Context, m agent.Message, at time.Duration) error {
+	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, ToolCallID: r.callID, Offset: at})
+}
+
+// FollowUpAt queues a follow-up at an offset from the call's start.
+func (r runControl) FollowUpAt(ctx context.Context, m agent.Message, at time.Duration) error {
+	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Offset: at})
 }
 
 // Abort cancels the run's tools in this process before it signals the

@@ -110,7 +110,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, in.ToolCallID, info.WorkflowExecution.RunID, info.ActivityID),
 		Update:         func(r agent.ToolResult) { progress.update(r); updates.send(r) },
 		UpdateAt:       func(r agent.ToolResult, at time.Duration) { progress.update(r); updates.sendAt(r, at) },
-		Run:            runControl{a: a, info: info, cancelTools: func() { a.tools.cancel(runKey) }},
+		Run:            runControl{a: a, info: info, callID: in.ToolCallID, start: start, cancelTools: func() { a.tools.cancel(runKey) }},
 		ReportDuration: func(d time.Duration) { reported = &d },
 	}
 	result, err := callSafely(func() (agent.ToolResult, error) { return tool.Execute(toolCtx, call) })

@@ -207,6 +207,11 @@ type ToolUpdate struct {
 type ToolQueue struct {
 	Message  agent.Message `json:"message"`
 	FollowUp bool          `json:"followUp,omitempty"`
+	// ToolCallID is the call that queued it, and Offset when, from the
+	// call's start: a parallel batch queues its calls' messages in pi's
+	// order (instant, then call order), not in the order they arrive.
+	ToolCallID string        `json:"toolCallId,omitempty"`
+	Offset     time.Duration `json:"offset,omitempty"`
 }
 
 // AbortRequest is the payload of the abort Update and Signal.

@@ -70,13 +70,16 @@ func (t scenarioTool) Execute(ctx context.Context, call tools.Call) (agent.ToolR
 		// the wall clock of a loaded machine says.
 		call.EmitUpdateAt(agent.ToolResult{Content: content, Details: json.RawMessage("{}")}, 0)
 	}
+	// Messages too are queued at the call's start in pi's time: the
+	// batch puts them in call order, as pi's calls queue them one after
+	// another in one instant, whichever signal arrives first.
 	for _, s := range b.Steer {
-		if err := call.Run.Steer(ctx, agent.UserText(s, 0)); err != nil {
+		if err := call.SteerAt(ctx, agent.UserText(s, 0), 0); err != nil {
 			return agent.ToolResult{}, err
 		}
 	}
 	for _, s := range b.FollowUp {
-		if err := call.Run.FollowUp(ctx, agent.UserText(s, 0)); err != nil {
+		if err := call.FollowUpAt(ctx, agent.UserText(s, 0), 0); err != nil {
 			return agent.ToolResult{}, err
 		}
 	}

@@ -212,11 +212,7 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 			workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid message queued by a tool", "Error", err)
 			return
 		}
-		if q.FollowUp {
-			l.followUps.push(q.Message)
-		} else {
-			l.steering.push(q.Message)
-		}
+		l.toolQueued(q)
 	})
 	if !l.cancelled {
 		s.AddReceive(l.rootCtx.Done(), func(workflow.ReceiveChannel, bool) {
@@ -291,6 +287,30 @@ func (l *loop) toolUpdate(u activities.ToolUpdate) {
 		}
 		c.progress = max(c.progress, at)
 		l.batch.hold(heldEvent{at: at, index: c.index, event: e})
+	}
+}
+
+// toolQueued takes a message a running tool queued. In a parallel batch it
+// waits its turn with the batch's events, so that the calls' messages are
+// queued in pi's order whichever signal arrives first; elsewhere (one call
+// at a time) arrival is pi's order.
+func (l *loop) toolQueued(q activities.ToolQueue) {
+	if l.batch != nil && q.ToolCallID != "" {
+		if c := l.batch.chainOf(q.ToolCallID); c != nil {
+			at := q.Offset.Milliseconds()
+			c.progress = max(c.progress, at)
+			l.batch.hold(heldEvent{at: at, index: c.index, queued: &q})
+			return
+		}
+	}
+	l.queueFromTool(q)
+}
+
+func (l *loop) queueFromTool(q activities.ToolQueue) {
+	if q.FollowUp {
+		l.followUps.push(q.Message)
+	} else {
+		l.steering.push(q.Message)
 	}
 }
 

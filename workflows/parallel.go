@@ -38,10 +38,12 @@ type chain struct {
 	progress int64
 }
 
-// heldEvent is an event of a parallel batch waiting for its turn. Its key
-// is when pi would emit it had every call started in the same instant: its
-// offset from the call's start, partial results before ends at the same
-// instant, then call order, then arrival.
+// heldEvent is an event of a parallel batch, or a message one of its calls
+// queued, waiting for its turn. Its key is when pi would emit or queue it
+// had every call started in the same instant: its offset from the call's
+// start, partial results and queued messages before ends at the same
+// instant, then call order, then arrival (a call's signals arrive in the
+// order it sent them).
 type heldEvent struct {
 	at    int64 // milliseconds from the call's start
 	end   bool
@@ -49,6 +51,10 @@ type heldEvent struct {
 	seq   int
 	event agent.Event
 	chain *chain
+	// queued is a steering or follow-up message, which release queues
+	// instead of emitting; it costs no timer, since nothing polls the
+	// queues before the batch is over.
+	queued *activities.ToolQueue
 }
 
 func (h heldEvent) before(o heldEvent) bool {
@@ -164,8 +170,8 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 }
 
 // finished holds a chain's end until release lets it out. The call's
-// partial results came before its end, so none of them is held as later
-// than it: a tool may report a shorter duration than the wall clock
+// partial results and queued messages came before its end, so none of them
+// is held as later than it: a tool may report a shorter duration than the wall clock
 // measured for its updates (the conformance tools report pi's virtual
 // time), and on a loaded machine an update at wall-clock 2 ms would
 // otherwise follow an end at 0.
@@ -211,17 +217,22 @@ func (l *loop) release(ctx workflow.Context) time.Time {
 			break
 		}
 		n++
-		if h.end {
+		switch {
+		case h.end:
 			l.endCall(*h.chain.done)
-		} else {
+		case h.queued != nil:
+			l.queueFromTool(*h.queued)
+		default:
 			l.emit(h.event)
 		}
 	}
 	b.held = b.held[n:]
-	if len(b.held) == 0 {
-		return time.Time{}
+	for _, h := range b.held {
+		if h.queued == nil {
+			return b.start.Add(time.Duration(h.at)*time.Millisecond + b.window + time.Millisecond)
+		}
 	}
-	return b.start.Add(time.Duration(b.held[0].at)*time.Millisecond + b.window + time.Millisecond)
+	return time.Time{}
 }
 
 func (b *batch) releasable(h heldEvent, elapsed time.Duration) bool {
