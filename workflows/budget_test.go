@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/llm"
@@ -291,4 +292,43 @@ func TestBudgetRaisedMidRun(t *testing.T) {
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	require.Equal(t, 3, res.Turns)
 	require.Error(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 5}, nil), "the run has ended")
+}
+
+// recordSessionBudget records, for the replay corpus, a session whose
+// budget stops it by turns across two seams (after a billed, retried
+// attempt), is raised, stops it by a refused tool call, and is removed.
+func recordSessionBudget(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{
+		answer(call("q0", "quick")), answer(call("q1", "quick")), answer(text("unused")),
+		answer(call("a", "quick"), call("b", "quick")), answer(text("unused")), answer(text("done")),
+	}, okTool("quick"))
+	scripted, err := h.scripted.Model("script")
+	require.NoError(t, err)
+	p := &priced{m: scripted, cut: map[int]bool{0: true}}
+	models := llm.NewRegistry()
+	models.Register("test", llm.ProviderFunc(func(string) (llm.Model, error) { return p, nil }))
+	h.acts.Models = models
+	run := h.startSession(workflows.SessionInput{
+		LoopConfig:              agent.LoopConfig{Tools: []string{"quick"}, Budget: &agent.Budget{MaxTurns: 2, MaxToolCalls: 3}},
+		ContinueAsNewAfterTurns: 1,
+	})
+	id := run.GetID()
+	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	evs := h.waitRunEnd(run, 1)
+	require.Equal(t, agent.StopReasonBudget, lastOf(evs).StopReason)
+	h.updateOnce(id, "raise-1", workflows.UpdateSetBudget, agent.Budget{MaxTurns: 10, MaxToolCalls: 3}, nil)
+	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "two calls"}, nil)
+	evs = h.waitRunEnd(run, 2)
+	require.Contains(t, lastOf(evs).ErrorMessage, "maxToolCalls 3")
+	h.updateOnce(id, "remove-1", workflows.UpdateSetBudget, agent.Budget{}, nil)
+	h.updateOnce(id, "prompt-3", workflows.UpdatePrompt, workflows.PromptRequest{Text: "finish"}, nil)
+	evs = h.waitRunEnd(run, 3)
+	require.Equal(t, "done", agent.TextOf(lastOf(evs).Content))
+	return h.c, id
+}
+
+// lastOf is the last message of the last agent_end among evs.
+func lastOf(evs []agent.Event) agent.Message {
+	ms := evs[len(evs)-1].Messages
+	return ms[len(ms)-1]
 }

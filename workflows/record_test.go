@@ -49,6 +49,7 @@ func TestRecordHistories(t *testing.T) {
 		"session-compaction":            recordSessionCompaction,
 		"session-retries":               recordSessionRetries,
 		"session-settings-reset":        recordSessionSettingsAndReset,
+		"session-budget":                recordSessionBudget,
 		"loop-continue-as-new":          recordLoopContinueAsNew,
 		"loop-approval-timeout":         recordLoopApprovalTimeout,
 	} {
