@@ -343,15 +343,15 @@ var errCancelRequested = errors.New("model turn cancelled")
 func (a *Activities) cancelRequested(ctx context.Context, info activity.Info) (bool, error) {
 	rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 	defer cancel()
-	desc, err := a.Client.DescribeWorkflowExecution(rpcCtx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+	desc, err := a.Client.DescribeWorkflow(rpcCtx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
 	if err != nil {
 		var notFound *serviceerror.NotFound
 		return errors.As(err, &notFound), err
 	}
-	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return true, errCancelRequested
 	}
-	for _, pa := range desc.GetPendingActivities() {
+	for _, pa := range desc.RawResponse.GetPendingActivities() {
 		if pa.GetActivityId() == info.ActivityID {
 			stop := pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED || pa.GetAttempt() != info.Attempt
 			return stop, errCancelRequested

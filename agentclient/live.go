@@ -228,11 +228,11 @@ func (w *watcher) durable(e agent.Event) {
 // liveRead delivers what the heartbeat details of the streaming model turn
 // and of the running tools bring that was not delivered yet.
 func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, runID string, fn func(agent.Event)) error {
-	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, runID)
+	desc, err := c.DescribeWorkflow(ctx, workflowID, runID)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", workflowID, err)
 	}
-	for _, pa := range desc.GetPendingActivities() {
+	for _, pa := range desc.RawResponse.GetPendingActivities() {
 		if pa.GetHeartbeatDetails() == nil {
 			continue
 		}

@@ -49,12 +49,12 @@ type chainStat struct {
 // the server: visibility (ListWorkflow) for closed runs, and
 // DescribeWorkflowExecution for the open one.
 func measureChain(ctx context.Context, c client.Client, id string) (chainStat, error) {
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		return chainStat{}, err
 	}
 	var runs []runStat
-	for runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(); runID != ""; {
+	for runID := desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(); runID != ""; {
 		evs, err := history(ctx, c, id, runID)
 		if err != nil {
 			return chainStat{}, fmt.Errorf("history of %s run %s: %w", id, runID, err)
@@ -94,11 +94,11 @@ func measureChain(ctx context.Context, c client.Client, id string) (chainStat, e
 		r.status = v.GetStatus()
 		r.bytes, r.events = v.GetHistorySizeBytes(), v.GetHistoryLength()
 		if r.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			d, err := c.DescribeWorkflowExecution(ctx, id, r.runID)
+			d, err := c.DescribeWorkflow(ctx, id, r.runID)
 			if err != nil {
 				return chainStat{}, err
 			}
-			r.bytes, r.events = d.GetWorkflowExecutionInfo().GetHistorySizeBytes(), d.GetWorkflowExecutionInfo().GetHistoryLength()
+			r.bytes, r.events = d.RawResponse.GetWorkflowExecutionInfo().GetHistorySizeBytes(), d.RawResponse.GetWorkflowExecutionInfo().GetHistoryLength()
 		}
 		ch.bytes += r.bytes
 		ch.events += r.events

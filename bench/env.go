@@ -19,12 +19,11 @@ import (
 
 // env is a Temporal server and a worker process for one benchmark.
 type env struct {
-	c        client.Client
-	address  string
-	srv      *devserver.Server
-	worker   *exec.Cmd
-	queue    string
-	stopOnce bool
+	c       client.Client
+	address string
+	srv     *devserver.Server
+	worker  *exec.Cmd
+	queue   string
 }
 
 func quiet() log.Logger {

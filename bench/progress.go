@@ -83,11 +83,11 @@ func benchProgress(ctx context.Context, args []string) error {
 	var res workflows.AgentLoopResult
 	runErr := run.Get(ctx, &res)
 
-	desc, err := e.c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	desc, err := e.c.DescribeWorkflow(ctx, run.GetID(), run.GetRunID())
 	if err != nil {
 		return err
 	}
-	info := desc.GetWorkflowExecutionInfo()
+	info := desc.RawResponse.GetWorkflowExecutionInfo()
 	events, err := history(ctx, e.c, run.GetID(), run.GetRunID())
 	if err != nil {
 		return err

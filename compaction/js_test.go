@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,7 +15,7 @@ func TestJSStringify(t *testing.T) {
 		v    any
 		want string
 	}{
-		{-0.0 * 1, "0"},
+		{math.Copysign(0, -1), "0"},
 		{1e21, "1e+21"},
 		{1e-7, "1e-7"},
 		{0.000001, "0.000001"},

@@ -110,21 +110,6 @@ func (r *recorder) checkPartials(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// add scripts more replies.
-
 // mustJSONValue encodes v compactly, for comparing small JSON values.
 func mustJSONValue(v any) string {
 	b, err := json.Marshal(v)

@@ -756,11 +756,11 @@ func TestWorkflowRateLimitHonoursRetryAfter(t *testing.T) {
 	go func() {
 		defer close(done)
 		for ctx := context.Background(); ; {
-			d, err := r.c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
-			if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			d, err := r.c.DescribeWorkflow(ctx, run.GetID(), run.GetRunID())
+			if err != nil || d.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 				return
 			}
-			for _, pa := range d.GetPendingActivities() {
+			for _, pa := range d.RawResponse.GetPendingActivities() {
 				if pa.GetActivityType().GetName() == "ModelTurn" && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && pa.GetAttempt() > 1 {
 					mu.Lock()
 					if len(waits) == 0 || waits[len(waits)-1].GetAttempt() != pa.GetAttempt() {

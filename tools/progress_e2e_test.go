@@ -81,9 +81,9 @@ func TestE2EBashProgressLiveAndOutOfHistory(t *testing.T) {
 
 	// History: the server's own figure and the events' encoded sizes.
 	ctx := context.Background()
-	desc, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	desc, err := c.DescribeWorkflow(ctx, run.GetID(), run.GetRunID())
 	require.NoError(t, err)
-	serverBytes := desc.GetWorkflowExecutionInfo().GetHistorySizeBytes()
+	serverBytes := desc.RawResponse.GetWorkflowExecutionInfo().GetHistorySizeBytes()
 	h, err := testenv.History(ctx, c, run.GetID(), run.GetRunID())
 	require.NoError(t, err)
 	var eventBytes, signals int

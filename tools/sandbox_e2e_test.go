@@ -227,9 +227,9 @@ func requireUntouched(t *testing.T, w *attackWorld) {
 }
 
 func (w *attackWorld) victimStatus(t *testing.T) enumspb.WorkflowExecutionStatus {
-	d, err := w.c.DescribeWorkflowExecution(context.Background(), w.victimWF, "")
+	d, err := w.c.DescribeWorkflow(context.Background(), w.victimWF, "")
 	require.NoError(t, err)
-	return d.GetWorkflowExecutionInfo().GetStatus()
+	return d.RawResponse.GetWorkflowExecutionInfo().GetStatus()
 }
 
 func indent(s string) string {

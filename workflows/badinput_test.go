@@ -107,7 +107,7 @@ func TestBadInputOversizedWorkflowInput(t *testing.T) {
 		require.Error(t, err, "a 3 MB start must be refused")
 		t.Logf("refused: %v", err)
 		require.Regexp(t, `(?i)size|limit|too large|exceeds`, err.Error(), "the refusal says why")
-		_, err = h.c.DescribeWorkflowExecution(ctx, id, "")
+		_, err = h.c.DescribeWorkflow(ctx, id, "")
 		var notFound *serviceerror.NotFound
 		require.True(t, errors.As(err, &notFound), "no run exists after the refusal: %v", err)
 	})
@@ -217,7 +217,7 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 				if tc.cliRefuses {
 					require.Error(t, err, "the CLI took %q:\n%s", tc.input, out)
 					require.Contains(t, out, "not valid JSON")
-					_, err := c.DescribeWorkflowExecution(ctx, id, "")
+					_, err := c.DescribeWorkflow(ctx, id, "")
 					var notFound *serviceerror.NotFound
 					require.True(t, errors.As(err, &notFound), "a run exists: %v", err)
 					return

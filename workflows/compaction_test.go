@@ -213,9 +213,9 @@ func TestSessionCompactsAutomatically(t *testing.T) {
 	require.Equal(t, len(ends), st.Compactions)
 	require.Positive(t, st.TokensSaved)
 	require.Less(t, st.ContextTokens, 32000-8192)
-	desc, err := c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+	desc, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
-	require.NotEqual(t, run.GetRunID(), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
+	require.NotEqual(t, run.GetRunID(), desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
 	_, ctxMsgs, err := agentclient.Context(context.Background(), c, testenv.Store(t), run.GetID())
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(agent.TextOf(ctxMsgs[0].Content), compaction.SummaryPrefix),
@@ -339,16 +339,6 @@ func (w *windowModel) open() {
 		close(w.gate)
 		w.gate = nil
 	}
-}
-
-// waitSummaryRequest waits until the model got n summary requests.
-func waitSummaryRequest(t *testing.T, m *windowModel, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return len(m.summaries) >= n
-	}, 30*time.Second, 10*time.Millisecond)
 }
 
 // waitAgentEnd follows a session's events after a sequence number to the

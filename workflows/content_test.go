@@ -101,9 +101,9 @@ func TestSessionLargeToolOutputsStayOutOfHistory(t *testing.T) {
 	for _, r := range runs {
 		size := r.GetHistorySizeBytes()
 		if r.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			desc, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), r.GetExecution().GetRunId())
+			desc, err := h.c.DescribeWorkflow(context.Background(), run.GetID(), r.GetExecution().GetRunId())
 			require.NoError(t, err)
-			size = desc.GetWorkflowExecutionInfo().GetHistorySizeBytes()
+			size = desc.RawResponse.GetWorkflowExecutionInfo().GetHistorySizeBytes()
 		}
 		t.Logf("run %s: %s, %d events, %d bytes", r.GetExecution().GetRunId(), r.GetStatus(), r.GetHistoryLength(), size)
 		require.Less(t, size, int64(4<<20), "no run over 4 MB")

@@ -56,10 +56,10 @@ func TestStoreOutageDuringARun(t *testing.T) {
 	// nothing fails.
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
-		desc, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		desc, err := h.c.DescribeWorkflow(context.Background(), run.GetID(), run.GetRunID())
 		require.NoError(t, err)
-		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
-		pending := desc.GetPendingActivities()
+		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.RawResponse.GetWorkflowExecutionInfo().GetStatus())
+		pending := desc.RawResponse.GetPendingActivities()
 		require.Len(t, pending, 1)
 		require.EqualValues(t, 1, pending[0].GetAttempt(), "no attempt failed")
 		time.Sleep(200 * time.Millisecond)

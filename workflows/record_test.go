@@ -66,10 +66,10 @@ func TestRecordHistories(t *testing.T) {
 func saveChain(t *testing.T, c client.Client, id, dir, name string) int {
 	t.Helper()
 	ctx := context.Background()
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	d, err := c.DescribeWorkflow(ctx, id, "")
 	require.NoError(t, err)
 	var runs []string
-	for runID := d.GetWorkflowExecutionInfo().GetExecution().GetRunId(); runID != ""; {
+	for runID := d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(); runID != ""; {
 		runs = append([]string{runID}, runs...)
 		h, err := testenv.History(ctx, c, id, runID)
 		require.NoError(t, err)
@@ -80,7 +80,7 @@ func saveChain(t *testing.T, c client.Client, id, dir, name string) int {
 		require.NoError(t, os.Remove(f))
 	}
 	for i, runID := range runs {
-		require.NoError(t, testenv.SaveHistory(ctx, c, id, runID, filepath.Join(dir, fmt.Sprintf("%s.%d.json", name, i+1))))
+		require.NoError(t, testenv.SaveHistory(ctx, c, id, runID, filepath.Join(dir, fmt.Sprintf("%s.%d.RawResponse.json", name, i+1))))
 	}
 	return len(runs)
 }

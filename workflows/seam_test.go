@@ -119,9 +119,9 @@ func TestSessionSettingsSurviveAMidRunSeam(t *testing.T) {
 	require.Equal(t, agent.ModelRef{Provider: "test", ID: "script2"}, st.Model)
 	require.Equal(t, []string{"mut"}, st.AllowedTools)
 	require.Equal(t, 5, st.Turn)
-	desc, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := h.c.DescribeWorkflow(context.Background(), id, "")
 	require.NoError(t, err)
-	require.NotEqual(t, run.GetRunID(), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
+	require.NotEqual(t, run.GetRunID(), desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
 
 	// The paused run kept its own configuration; the next prompt takes the
 	// settings.

@@ -241,10 +241,10 @@ func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
 	st := h.sessionState(run)
 	require.Equal(t, "idle", st.Status)
 	require.Equal(t, turns+2, st.Turn)
-	desc, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+	desc, err := h.c.DescribeWorkflow(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
-	require.NotEqual(t, run.GetRunID(), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
-	require.Less(t, desc.GetWorkflowExecutionInfo().GetHistoryLength(), int64(2000), "the current run's history stays short")
+	require.NotEqual(t, run.GetRunID(), desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the session continued as new")
+	require.Less(t, desc.RawResponse.GetWorkflowExecutionInfo().GetHistoryLength(), int64(2000), "the current run's history stays short")
 
 	// Every run of the chain, from visibility: far below the server's
 	// limits (warning at 10,240 events and 10 MB, termination at 51,200

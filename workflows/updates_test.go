@@ -30,11 +30,11 @@ func (h *harness) waitSeam(id, prev string) string {
 	h.t.Helper()
 	var now string
 	require.Eventually(h.t, func() bool {
-		d, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
+		d, err := h.c.DescribeWorkflow(context.Background(), id, "")
 		if err != nil {
 			return false
 		}
-		info := d.GetWorkflowExecutionInfo()
+		info := d.RawResponse.GetWorkflowExecutionInfo()
 		now = info.GetExecution().GetRunId()
 		return now != prev && info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	}, 30*time.Second, 20*time.Millisecond, "no continue-as-new after run %s", prev)
@@ -54,9 +54,9 @@ func (h *harness) waitLatest(id string, ok func(workflows.RunState) bool) {
 
 func (h *harness) latestRun(id string) string {
 	h.t.Helper()
-	d, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
+	d, err := h.c.DescribeWorkflow(context.Background(), id, "")
 	require.NoError(h.t, err)
-	return d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	return d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 }
 
 // Every session Update sent twice with the same ID is applied once: within

@@ -51,10 +51,10 @@ func TestDeployChangedWorkflow(t *testing.T) {
 	msg := failure.GetFailure().GetMessage()
 	e.logf("workflow task failure: %.300s", msg)
 	require.Contains(t, msg, "TMPRL1100", "the SDK's nondeterminism error")
-	d, err := e.c.DescribeWorkflowExecution(context.Background(), a, "")
+	d, err := e.c.DescribeWorkflow(context.Background(), a, "")
 	require.NoError(t, err)
-	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "a nondeterministic task blocks the run; it does not fail it")
-	e.logf("pending workflow task: attempt %d", d.GetPendingWorkflowTask().GetAttempt())
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.RawResponse.GetWorkflowExecutionInfo().GetStatus(), "a nondeterministic task blocks the run; it does not fail it")
+	e.logf("pending workflow task: attempt %d", d.RawResponse.GetPendingWorkflowTask().GetAttempt())
 	e.killWorker(bad, "deploy: roll back the unguarded change")
 
 	e.startWorker("guarded", "-variant", crashtest.VariantGuarded)

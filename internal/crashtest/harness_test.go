@@ -409,11 +409,11 @@ func (e *env) waitFor(what string, timeout time.Duration, cond func() bool) {
 
 // pendingActivity returns the run's pending activity of the given type.
 func (e *env) pendingActivity(id, activityType string) (found bool, state enumspb.PendingActivityState, heartbeat *activities.LiveProgress) {
-	d, err := e.c.DescribeWorkflowExecution(context.Background(), id, "")
+	d, err := e.c.DescribeWorkflow(context.Background(), id, "")
 	if err != nil {
 		return false, 0, nil
 	}
-	for _, pa := range d.GetPendingActivities() {
+	for _, pa := range d.RawResponse.GetPendingActivities() {
 		if pa.GetActivityType().GetName() != activityType {
 			continue
 		}

@@ -98,9 +98,9 @@ func TestDeployNewVersion(t *testing.T) {
 
 	v2 := e.startWorker("v2", "-build-id", "v2", "-variant", crashtest.VariantUnguarded, "-slow-read-timeout", "30s")
 	e.cli("worker", "deployment", "set-current-version", "--deployment-name", workflows.DeploymentName, "--build-id", "v2", "--yes")
-	d, err := e.c.DescribeWorkflowExecution(ctx, a, "")
+	d, err := e.c.DescribeWorkflow(ctx, a, "")
 	require.NoError(t, err)
-	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "the pinned run outlives the deploy")
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.RawResponse.GetWorkflowExecutionInfo().GetStatus(), "the pinned run outlives the deploy")
 	desc := e.cli("worker", "deployment", "describe", "--name", workflows.DeploymentName)
 	e.logf("after the deploy:\n%s", desc)
 	require.Contains(t, desc, "v2")
@@ -129,15 +129,15 @@ func TestDeployNewVersion(t *testing.T) {
 	}
 
 	// The session's next prompt moves it to v2.
-	first, err := e.c.DescribeWorkflowExecution(ctx, s, "")
+	first, err := e.c.DescribeWorkflow(ctx, s, "")
 	require.NoError(t, err)
-	firstRun := first.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	firstRun := first.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	update(t, e, s, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "read again"}, &st)
 	require.Equal(t, 2, st.Run)
 	var now *historypb.History
 	e.waitFor("the session's second run ended on v2", 60*time.Second, func() bool {
-		d, err := e.c.DescribeWorkflowExecution(ctx, s, "")
-		if err != nil || d.GetWorkflowExecutionInfo().GetExecution().GetRunId() == firstRun {
+		d, err := e.c.DescribeWorkflow(ctx, s, "")
+		if err != nil || d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId() == firstRun {
 			return false
 		}
 		evs := e.events(s)

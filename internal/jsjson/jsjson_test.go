@@ -10,7 +10,7 @@ import (
 func TestStringifyMatchesJavaScript(t *testing.T) {
 	tenth, fifth := 0.1, 0.2 // variables: constants would fold to exactly 0.3
 	v := map[string]any{
-		"b": []any{1.0, -0.0 * 1, math.Copysign(0, -1), 1e21, 1e-7, tenth + fifth, 123456789012345680000.0},
+		"b": []any{1.0, 0.0, math.Copysign(0, -1), 1e21, 1e-7, tenth + fifth, 123456789012345680000.0},
 		"a": "<tag> & \u2028 \"q\" \\ \n \x01 é",
 		"c": map[string]any{}, "d": []any{}, "e": nil, "f": true,
 	}

@@ -272,15 +272,15 @@ func (s *soak) checkHistory(ctx context.Context, r *Report, id string) {
 			}
 		}
 	}
-	d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+	d, err := s.c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		r.violate("session %s: describe: %v", id, err)
 		return
 	}
-	if n := len(d.GetPendingActivities()); n > 0 {
-		r.violate("session %s: %d activities still pending at the end (%s)", id, n, d.GetPendingActivities()[0].GetActivityType().GetName())
+	if n := len(d.RawResponse.GetPendingActivities()); n > 0 {
+		r.violate("session %s: %d activities still pending at the end (%s)", id, n, d.RawResponse.GetPendingActivities()[0].GetActivityType().GetName())
 	}
-	if wt := d.GetPendingWorkflowTask(); wt != nil && wt.GetAttempt() > 1 {
+	if wt := d.RawResponse.GetPendingWorkflowTask(); wt != nil && wt.GetAttempt() > 1 {
 		r.violate("session %s: a workflow task pending at the end, attempt %d", id, wt.GetAttempt())
 	}
 	if st, err := agentclient.State(ctx, s.c, id); err != nil {

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentloop "github.com/durable-agents/agentloop"
@@ -334,19 +335,24 @@ const namespaceCacheRefresh = 2 * time.Second
 // the frontend accepts only once its namespace cache maps them (SQL
 // visibility maps each to a column per namespace), and terminates it.
 func (s *Server) probeSearchAttributes(ctx context.Context, c client.Client, attrs map[string]enumspb.IndexedValueType) error {
-	sa := map[string]any{}
+	var updates []temporal.SearchAttributeUpdate
 	for name, typ := range attrs {
 		switch typ {
 		case enumspb.INDEXED_VALUE_TYPE_INT:
-			sa[name] = 0
+			updates = append(updates, temporal.NewSearchAttributeKeyInt64(name).ValueSet(0))
 		case enumspb.INDEXED_VALUE_TYPE_DOUBLE:
-			sa[name] = 0.0
+			updates = append(updates, temporal.NewSearchAttributeKeyFloat64(name).ValueSet(0))
+		case enumspb.INDEXED_VALUE_TYPE_TEXT:
+			updates = append(updates, temporal.NewSearchAttributeKeyString(name).ValueSet("probe"))
+		case enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST:
+			updates = append(updates, temporal.NewSearchAttributeKeyKeywordList(name).ValueSet([]string{"probe"}))
 		default:
-			sa[name] = "probe"
+			updates = append(updates, temporal.NewSearchAttributeKeyKeyword(name).ValueSet("probe"))
 		}
 	}
 	id := "stack-search-attribute-probe"
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "stack-probe", SearchAttributes: sa}, "StackProbe")
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "stack-probe",
+		TypedSearchAttributes: temporal.NewSearchAttributes(updates...)}, "StackProbe")
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func run(spec string, olderThan time.Duration, dryRun bool, address, namespace s
 	// namespace, no permission) stops the sweep rather than delete content
 	// a workflow may still need.
 	exists := func(ctx context.Context, id string) (bool, error) {
-		_, err := c.DescribeWorkflowExecution(ctx, id, "")
+		_, err := c.DescribeWorkflow(ctx, id, "")
 		var notFound *serviceerror.NotFound
 		if errors.As(err, &notFound) {
 			return false, nil
