@@ -42,6 +42,20 @@ versitygw_bin() {
   echo "$bin/versitygw"
 }
 
+STATICCHECK_MODULE="honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+
+# staticcheck (scripts/test runs it with staticcheck.conf), installed once
+# into GOBIN with go install; a binary of another version is replaced.
+staticcheck_bin() {
+  local bin
+  bin="$(go_bin_dir)/staticcheck"
+  if [ ! -x "$bin" ] || ! "$bin" -version 2>/dev/null | grep -qF "(${STATICCHECK_MODULE##*@v})"; then
+    echo "Installing staticcheck ($STATICCHECK_MODULE)..." >&2
+    go install "$STATICCHECK_MODULE" >&2
+  fi
+  echo "$bin"
+}
+
 # bubblewrap isolates the bash tool's commands (internal/sandbox); the
 # worker refuses to start without a sandbox unless told -sandbox=none.
 ensure_bubblewrap() {
