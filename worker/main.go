@@ -31,6 +31,7 @@ import (
 	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/journal"
+	"github.com/durable-agents/agentloop/tools/mcptools"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -45,6 +46,7 @@ func main() {
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
 	journalDir := flag.String("tool-journal", stateDir("tool-journal"), "where single-attempt tools (bash, edit) record their outcomes, so a run can recover one whose worker was lost")
 	journalAge := flag.Duration("tool-journal-max-age", 7*24*time.Hour, "remove tool journal records older than this (0: keep)")
+	mcpConfig := flag.String("mcp", os.Getenv("AGENTLOOP_MCP_CONFIG"), "MCP servers whose tools runs may name (server__tool, server__*): a JSON file {\"mcpServers\": {...}} (README: MCP tools; default $AGENTLOOP_MCP_CONFIG)")
 	journalBytes := flag.Int64("tool-journal-max-bytes", 1<<30, "remove the oldest tool journal records beyond this many bytes (0: no bound); records younger than 10 minutes stay")
 	storeSpec := flag.String("store", store.DefaultSpec(), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
 	stopTimeout := flag.Duration("stop-timeout", 20*time.Second, "on SIGTERM, how long activities in flight may go on before they are interrupted and handed to another worker; the process exits at most this plus 5s after the signal")
@@ -91,14 +93,21 @@ func main() {
 	if err != nil {
 		z.Fatal("open content store: " + err.Error())
 	}
-	secretenv.Unset() // every secret has been read: keep them from the tools' commands
+	mcpCfg := loadMCP(z, *mcpConfig) // before Unset: its ${VAR}s may name secrets
+	secretenv.Unset()                // every secret has been read: keep them from the tools' commands
 	sb := startSandbox(z, sandboxFlags, opts.HostPort, *journalDir, *storeSpec)
 	j, err := journal.OpenJournal(*journalDir)
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
 	}
 	go pruneJournal(z, j, journal.Limits{MaxAge: *journalAge, MaxBytes: *journalBytes, MinAge: journal.DefaultMinAge})
-	acts := activities.New(c, st, models, tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb}))...), hooks.NewRegistry())
+	registry := tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb}))...)
+	if mcpCfg != nil {
+		mcps := startMCP(z, mcpCfg, j)
+		defer mcps.Close()
+		registry.AddSource(mcps)
+	}
+	acts := activities.New(c, st, models, registry, hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
 	if *hostAffinity {
 		if *hostQueue == "" {
@@ -231,6 +240,33 @@ func startSandbox(z *zap.Logger, flags *sandbox.Flags, frontend, journalDir, sto
 		z.Warn("-sandbox=none: bash commands run unsandboxed, with the worker's rights and network: they can read its files, keys and credentials and reach the Temporal server")
 	}
 	return sb
+}
+
+// loadMCP reads the -mcp file; nil when there is none.
+func loadMCP(z *zap.Logger, path string) *mcptools.Config {
+	if path == "" {
+		return nil
+	}
+	cfg, err := mcptools.LoadConfig(path, os.Getenv)
+	if err != nil {
+		z.Fatal("MCP config " + path + ": " + err.Error())
+	}
+	return cfg
+}
+
+// startMCP connects to the MCP servers in the background: a run that
+// names their tools before they are up waits for them in ResolveRun.
+// Their single-attempt tools are journaled, as bash and edit are. stdio
+// servers run unsandboxed, with only the environment the config gives
+// them (README: MCP tools).
+func startMCP(z *zap.Logger, cfg *mcptools.Config, j *journal.Journal) *mcptools.Manager {
+	m := mcptools.New(cfg, mcptools.Options{
+		Wrap: func(t tools.Tool) tools.Tool { return journal.Wrap(j, []tools.Tool{t})[0] },
+		Log:  z.Sugar().Infow,
+	})
+	z.Sugar().Infow("MCP servers", "servers", m.Servers())
+	go m.Start(context.Background())
+	return m
 }
 
 // stateDir is a directory that survives the worker, in the user's state

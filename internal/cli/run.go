@@ -8,8 +8,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -29,6 +31,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 	fs.SetOutput(e.err)
 	model := fs.String("model", llm.ScriptedProviderName+"/"+demo.ModelID, "model as provider/model-id")
 	toolList := fs.String("tools", strings.Join(demo.Tools, ","), "comma-separated tool names")
+	mcpServers := fs.String("mcp", "", "MCP servers whose tools the run may call: comma-separated names, or the worker's MCP config file to name all of its servers; adds server__* to -tools (the worker, started with -mcp, connects to them)")
 	workspace := fs.String("workspace", ".", "workspace directory (on the worker's machine)")
 	system := fs.String("system", "", "system prompt")
 	id := fs.String("id", "", "workflow id (default agent-<random>)")
@@ -63,11 +66,15 @@ func (e *env) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		mcpTools, err := mcpToolPatterns(*mcpServers)
+		if err != nil {
+			return err
+		}
 		in = workflows.AgentLoopInput{
 			LoopConfig: agent.LoopConfig{
 				SystemPrompt:   *system,
 				Model:          ref,
-				Tools:          split(*toolList),
+				Tools:          append(split(*toolList), mcpTools...),
 				ToolExecution:  agent.ExecutionMode(*execution),
 				BeforeToolCall: split(*before),
 				AfterToolCall:  split(*after),
@@ -91,6 +98,30 @@ func (e *env) run(ctx context.Context, args []string) error {
 		fmt.Fprintln(e.out, "For a real model pass -model anthropic/claude-sonnet-4-5 (ANTHROPIC_API_KEY), openai/gpt-5 (OPENAI_API_KEY) or ollama/qwen3:8b on the worker.")
 	}
 	return e.start(ctx, runID(*id), *taskQueue, in, *asJSON, *detach, nil)
+}
+
+// mcpToolPatterns turns -mcp into tool patterns, "server__*" for each
+// server it names: comma-separated names, or an MCP config file, of which
+// only the server names are read (its ${VAR}s are the worker's business).
+func mcpToolPatterns(spec string) ([]string, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	names := split(spec)
+	if b, err := os.ReadFile(spec); err == nil {
+		var cfg struct {
+			Servers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return nil, fmt.Errorf("-mcp %s: %w", spec, err)
+		}
+		names = slices.Sorted(maps.Keys(cfg.Servers))
+	}
+	patterns := make([]string, 0, len(names))
+	for _, n := range names {
+		patterns = append(patterns, n+"__*")
+	}
+	return patterns, nil
 }
 
 // start starts a run, calls then (if any) once it is running, and follows

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -252,4 +253,24 @@ func TestConfigErrors(t *testing.T) {
 	require.Len(t, c.Servers, 1)
 	require.Equal(t, "url https://h/mcp", c.Servers["b"].Describe())
 	require.Equal(t, "srv__a_b_c", mcptools.ToolName("srv", "a.b/c"))
+}
+
+// TestCallOverhead measures what one MCP round trip costs a tool call:
+// server-everything's echo over stdio and over streamable HTTP.
+func TestCallOverhead(t *testing.T) {
+	url := startHTTPEverything(t)
+	_, reg := manager(t, t.TempDir(), `, "remote": {"url": `+quote(url)+`}`)
+	for _, name := range []string{"everything__echo", "remote__echo"} {
+		tool, ok := reg.Get(name)
+		require.True(t, ok)
+		var took []time.Duration
+		for i := 0; i < 200; i++ {
+			start := time.Now()
+			_, err := tool.Execute(context.Background(), tools.Call{ID: "c", Name: name, Args: map[string]any{"message": "x"}})
+			require.NoError(t, err)
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		t.Logf("%s: median %s, p99 %s over %d calls", name, took[len(took)/2], took[len(took)*99/100], len(took))
+	}
 }
