@@ -1,33 +1,33 @@
 package conformance_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/conformance"
+	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
 )
 
 var updateHistories = flag.Bool("update-histories", false, "record each scenario's history into testdata/histories for the replay tests")
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-// knownDifferences are extra scenarios whose traces differ from pi's for a
-// reason outside the agent loop; each is listed in the README.
-var knownDifferences = map[string]string{
-	"lone-surrogate-prompt":     "Go's JSON decoder replaces a lone UTF-16 surrogate with U+FFFD; JavaScript keeps it",
-	"validation-invalid-schema": "a pattern no engine can compile fails with Go's regexp error text, not V8's",
+func TestMain(m *testing.M) {
+	conformance.BurnIfAsked()
+	testenv.Main(m)
 }
+
+var (
+	loadReps = flag.Int("load-reps", 2, "repetitions of the whole set in TestConformanceUnderLoad")
+	loadBurn = flag.Int("load-burn", runtime.NumCPU(), "CPU burners running during TestConformanceUnderLoad")
+)
 
 // TestConformance plays every shared scenario through the workflow on a
 // real server and requires pi's trace, event by event.
@@ -39,30 +39,71 @@ func TestConformanceExtra(t *testing.T) { runScenarios(t, "testdata/extra") }
 
 func runScenarios(t *testing.T, dir string) {
 	c := testenv.Client(t)
-	files, err := filepath.Glob(filepath.Join(dir, "scenarios", "*.json"))
+	cases, err := conformance.Cases(dir)
 	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".json")
-		t.Run(name, func(t *testing.T) {
-			if why, ok := knownDifferences[name]; ok {
+	for _, cs := range cases {
+		t.Run(cs.Name, func(t *testing.T) {
+			if why, ok := conformance.KnownDifferences[cs.Name]; ok {
 				t.Skip(why)
 			}
 			t.Parallel()
-			s, err := conformance.Load(file)
-			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			res, err := conformance.Run(ctx, c, s)
+			res, err := conformance.Run(ctx, c, cs.Scenario)
 			require.NoError(t, err)
-			want := readTrace(t, filepath.Join(dir, "traces", name+".jsonl"))
-			require.Equal(t, want, canonicalLines(t, res.Trace), "trace of %s (workflow %s)", name, res.WorkflowID)
+			got, err := conformance.Canonical(res.Trace)
+			require.NoError(t, err)
+			require.Equal(t, cs.Want, got, "trace of %s (workflow %s)", cs.Name, res.WorkflowID)
 			if *updateHistories && dir == "testdata" {
-				path := filepath.Join("..", "testdata", "histories", name+".json")
+				path := filepath.Join("..", "testdata", "histories", cs.Name+".json")
 				require.NoError(t, testenv.SaveHistory(ctx, c, res.WorkflowID, res.RunID, path))
 			}
 		})
 	}
+}
+
+// TestConformanceUnderLoad is the CI-sized load run (the full one is
+// conformance/cmd/loadrun): the whole set, shared and extra, -load-reps
+// times, 8 runs in flight, while -load-burn processes keep cores busy.
+// Every run must give pi's trace: the order of a parallel batch may not
+// depend on which worker or signal reaches the workflow first. Without
+// TEMPORAL_ADDRESS it has a dev server of its own on a database file (see
+// loadrun: an in-memory one lost its namespace at load 30).
+func TestConformanceUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load run")
+	}
+	var c client.Client
+	if os.Getenv("TEMPORAL_ADDRESS") != "" {
+		c = testenv.Client(t)
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		srv, err := devserver.Start(ctx, devserver.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db")})
+		require.NoError(t, err)
+		defer func() { _ = srv.Stop() }()
+		c = srv.Client()
+	}
+	var cases []conformance.Case
+	for _, dir := range []string{"testdata", "testdata/extra"} {
+		cs, err := conformance.Cases(dir)
+		require.NoError(t, err)
+		cases = append(cases, cs...)
+	}
+	stop, err := conformance.StartBurners(*loadBurn)
+	require.NoError(t, err)
+	defer stop()
+	runs := 0
+	conformance.RunRepeated(context.Background(), c, cases, *loadReps, 8, func(o conformance.Outcome) {
+		runs++
+		switch {
+		case o.Err != nil:
+			t.Errorf("%s, repetition %d: %v", o.Case, o.Repetition, o.Err)
+		case o.Diff != "":
+			t.Errorf("%s, repetition %d (workflow %s): %s", o.Case, o.Repetition, o.WorkflowID, o.Diff)
+		}
+	})
+	t.Logf("%d runs, %d burners on %d cores", runs, *loadBurn, runtime.NumCPU())
 }
 
 // TestTestdataMatchesShared keeps the copied scenarios and traces identical
@@ -86,34 +127,4 @@ func TestTestdataMatchesShared(t *testing.T) {
 			require.Equal(t, string(a), string(b), f)
 		}
 	}
-}
-
-func readTrace(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) != "" {
-			lines = append(lines, sc.Text())
-		}
-	}
-	return canonicalLines(t, lines)
-}
-
-// canonicalLines re-encodes JSON lines so that equal values compare equal
-// whatever their escaping, as the reference's compare.mjs does.
-func canonicalLines(t *testing.T, lines []string) []string {
-	t.Helper()
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		var v any
-		require.NoError(t, json.Unmarshal([]byte(l), &v), l)
-		b, err := json.Marshal(v)
-		require.NoError(t, err)
-		out = append(out, string(b))
-	}
-	return out
 }

@@ -1,0 +1,134 @@
+// Command loadrun runs every conformance scenario, the shared ones and the
+// extra ones, N times on a loaded machine and reports each run whose trace
+// differs from pi's:
+//
+//	go run ./conformance/cmd/loadrun -n 20 -load 8
+//
+// -load is the load average to keep (default 4x the cores): CPU burners,
+// one busy core each, make up what other processes leave; -parallel
+// bounds the scenarios in flight. A run the server fails (an RPC timing
+// out) is run again, up to twice, and counted apart from differences. It uses the server at TEMPORAL_ADDRESS when set, else starts a
+// dev server of its own. It exits 1 when any run differs or fails.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+
+	"github.com/durable-agents/agentloop/conformance"
+	"github.com/durable-agents/agentloop/internal/devserver"
+)
+
+func main() {
+	conformance.BurnIfAsked()
+	n := flag.Int("n", 20, "repetitions of the whole set")
+	load := flag.Int("load", 4*runtime.NumCPU(), "the load to keep: CPU burners make up what other processes leave")
+	parallel := flag.Int("parallel", 8, "scenarios in flight at once")
+	dir := flag.String("dir", "conformance/testdata", "the shared scenarios' directory; its extra/ holds the others")
+	flag.Parse()
+	if err := run(*n, *load, *parallel, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "loadrun:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, load, parallel int, dir string) error {
+	var cases []conformance.Case
+	for _, d := range []string{dir, filepath.Join(dir, "extra")} {
+		cs, err := conformance.Cases(d)
+		if err != nil {
+			return err
+		}
+		cases = append(cases, cs...)
+	}
+	ctx := context.Background()
+	c, stopServer, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopServer()
+	burners := conformance.KeepLoad(load)
+	defer burners.Stop()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		burners.Stop()
+		stopServer()
+		os.Exit(1)
+	}()
+
+	fmt.Printf("%d scenarios x %d repetitions on %d cores at load %d or more, %d in flight\n",
+		len(cases)-len(conformance.KnownDifferences), n, runtime.NumCPU(), load, parallel)
+	start := time.Now()
+	runs, differ, failed, retried, done := 0, 0, 0, 0, 0
+	perRep := map[int]int{}
+	var loads []string
+	conformance.RunRepeated(ctx, c, cases, n, parallel, func(o conformance.Outcome) {
+		runs++
+		retried += o.Retries
+		perRep[o.Repetition]++
+		switch {
+		case o.Err != nil:
+			failed++
+			fmt.Printf("FAIL %s (repetition %d): %v\n", o.Case, o.Repetition, o.Err)
+		case o.Diff != "":
+			differ++
+			fmt.Printf("DIFF %s (repetition %d, workflow %s): %s\n", o.Case, o.Repetition, o.WorkflowID, o.Diff)
+		}
+		if perRep[o.Repetition] == len(cases)-len(conformance.KnownDifferences) {
+			done++
+			l := fmt.Sprintf("%.1f", conformance.LoadAverage())
+			loads = append(loads, l)
+			fmt.Printf("repetition %d done at %s: %d differences and %d failed runs so far, load %s (%d burners)\n",
+				o.Repetition, time.Since(start).Round(time.Second), differ, failed, l, burners.Running())
+		}
+	})
+	fmt.Printf("%d runs (%d repetitions) in %s on %d cores (1-minute load average at each repetition's end: %s): %d differences, %d failed runs, %d attempts the server failed and were run again\n",
+		runs, done, time.Since(start).Round(time.Second), runtime.NumCPU(), strings.Join(loads, " "), differ, failed, retried)
+	if differ+failed > 0 {
+		return fmt.Errorf("of %d runs, %d differ from pi and %d failed", runs, differ, failed)
+	}
+	return nil
+}
+
+func connect(ctx context.Context) (client.Client, func(), error) {
+	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger()})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Close, nil
+	}
+	// A database file, not memory: on a machine at load 30 the dev
+	// server's in-memory SQLite lost its namespace within minutes
+	// ("Namespace default is not found") and every later run failed.
+	dir, err := os.MkdirTemp("", "loadrun-")
+	if err != nil {
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	srv, err := devserver.Start(sctx, devserver.Options{DBFile: filepath.Join(dir, "temporal.db")})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return srv.Client(), func() { _ = srv.Stop(); _ = os.RemoveAll(dir) }, nil
+}
+
+func quietLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
