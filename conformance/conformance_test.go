@@ -67,8 +67,8 @@ func runScenarios(t *testing.T, dir string) {
 // times, 8 runs in flight, while -load-burn processes keep cores busy.
 // Every run must give pi's trace: the order of a parallel batch may not
 // depend on which worker or signal reaches the workflow first. Without
-// TEMPORAL_ADDRESS it has a dev server of its own on a database file (see
-// loadrun: an in-memory one lost its namespace at load 30).
+// TEMPORAL_ADDRESS it has a dev server of its own, as loadrun does, so
+// that its load stays off the other tests' server.
 func TestConformanceUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a load run")

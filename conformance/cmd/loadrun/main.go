@@ -112,9 +112,10 @@ func connect(ctx context.Context) (client.Client, func(), error) {
 		}
 		return c, c.Close, nil
 	}
-	// A database file, not memory: on a machine at load 30 the dev
-	// server's in-memory SQLite lost its namespace within minutes
-	// ("Namespace default is not found") and every later run failed.
+	// A database file, not memory: the run's history stays readable
+	// (temporal workflow show) after a difference. At load 30 the dev
+	// server answered "Namespace default is not found" for a while with
+	// either; runOne runs those again.
 	dir, err := os.MkdirTemp("", "loadrun-")
 	if err != nil {
 		return nil, nil, err
