@@ -8,7 +8,6 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -130,21 +129,25 @@ func (w *attackWorld) startServer(t *testing.T) {
 }
 
 var (
-	workerOnce sync.Once
-	workerBin  string
-	workerErr  error
+	workerMu  sync.Mutex
+	workerBin string
 )
 
-// buildWorker builds ./worker once per test binary, where nobody can run it.
+// buildWorker builds ./worker into dir, where nobody can run it, once per
+// test binary unless the directory it went to was removed since (the
+// world's cleanup removes it: go test -count=2 builds again).
 func buildWorker(t *testing.T, dir string) string {
-	workerOnce.Do(func() {
-		workerBin = filepath.Join(dir, "worker")
-		out, err := exec.Command("go", "build", "-o", workerBin, "github.com/durable-agents/agentloop/worker").CombinedOutput()
-		if err != nil {
-			workerErr = fmt.Errorf("go build ./worker: %v: %s", err, out)
+	workerMu.Lock()
+	defer workerMu.Unlock()
+	if workerBin != "" {
+		if _, err := os.Stat(workerBin); err == nil {
+			return workerBin
 		}
-	})
-	require.NoError(t, workerErr)
+	}
+	bin := filepath.Join(dir, "worker")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/durable-agents/agentloop/worker").CombinedOutput()
+	require.NoError(t, err, "go build ./worker: %s", out)
+	workerBin = bin
 	return workerBin
 }
 
