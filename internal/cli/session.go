@@ -25,7 +25,7 @@ type sessionFlags struct {
 	canTurns                                              int
 	contextWindow, keepRecent                             int
 	noAutoCompact                                         bool
-	budget                                                string
+	budget, mcp                                           string
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
@@ -44,6 +44,7 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.keepRecent, "keep-recent-tokens", 0, "tokens of recent context a compaction keeps (0: 20000)")
 	fs.BoolVar(&f.noAutoCompact, "no-auto-compact", false, "compact only when asked (session compact) or when the provider overflows")
 	fs.StringVar(&f.budget, "budget", "", budgetUsage)
+	fs.StringVar(&f.mcp, "mcp", "", "MCP servers whose tools the session may call: comma-separated names, or the worker's MCP config file; adds server__* to -tools")
 }
 
 func (f *sessionFlags) input() (workflows.SessionInput, error) {
@@ -55,9 +56,13 @@ func (f *sessionFlags) input() (workflows.SessionInput, error) {
 	if err != nil {
 		return workflows.SessionInput{}, err
 	}
+	mcpTools, err := mcpToolPatterns(f.mcp)
+	if err != nil {
+		return workflows.SessionInput{}, err
+	}
 	in := workflows.SessionInput{
 		LoopConfig: agent.LoopConfig{
-			SystemPrompt: f.system, Model: ref, Tools: split(f.tools), Workspace: ws,
+			SystemPrompt: f.system, Model: ref, Tools: append(split(f.tools), mcpTools...), Workspace: ws,
 			ToolTaskQueue: f.toolQueue, ToolExecution: agent.ExecutionMode(f.execution),
 		},
 		ContinueAsNewAfterTurns: f.canTurns,
