@@ -21,7 +21,7 @@ func Register(w worker.Registry, acts *activities.Activities) {
 // needs no activities).
 func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: AgentLoopWorkflow, VersioningBehavior: AgentLoopVersioning})
-	w.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow, VersioningBehavior: SessionVersioning})
+	w.RegisterWorkflowWithOptions(AgentSession, workflow.RegisterOptions{Name: SessionWorkflow, VersioningBehavior: SessionVersioning})
 }
 
 // AbortLatency is the worker's MaxHeartbeatThrottleInterval default. An

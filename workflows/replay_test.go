@@ -55,7 +55,7 @@ func TestReplayCatchesNondeterministicChange(t *testing.T) {
 		if err := workflow.Sleep(ctx, time.Second); err != nil {
 			return workflows.SessionResult{}, err
 		}
-		return workflows.Session(ctx, in)
+		return workflows.AgentSession(ctx, in)
 	}
 	atStart := map[string]any{workflows.AgentLoopWorkflow: loop, workflows.SessionWorkflow: session}
 	for _, typ := range []string{workflows.AgentLoopWorkflow, workflows.SessionWorkflow} {

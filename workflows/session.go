@@ -67,11 +67,12 @@ type session struct {
 	startBuild string
 }
 
-// Session is pi's Agent as a workflow: prompt, continue, steer, followUp,
+// AgentSession is pi's Agent as a workflow (registered as SessionWorkflow,
+// "AgentSession", like AgentLoop): prompt, continue, steer, followUp,
 // abort, reset and the setters are Updates; state and events are Queries.
 // It continues as new when the server suggests it or after
 // ContinueAsNewAfterTurns turns, between turns or while idle.
-func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	inputErr := checkSessionInput(&in)
 	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in, startBuild: currentBuild(ctx)}
 	s.restore(in.Carry)

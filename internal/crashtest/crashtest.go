@@ -269,7 +269,7 @@ func Register(w worker.Worker, acts *activities.Activities, variant string, audi
 		workflows.Register(w, acts)
 	case VariantUnguarded, VariantGuarded:
 		w.RegisterWorkflowWithOptions(loop[variant], workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow, VersioningBehavior: workflows.AgentLoopVersioning})
-		w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow, VersioningBehavior: workflows.SessionVersioning})
+		w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.SessionWorkflow, VersioningBehavior: workflows.SessionVersioning})
 		w.RegisterActivity(acts)
 	default:
 		return fmt.Errorf("unknown workflow variant %q", variant)
