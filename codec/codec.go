@@ -41,8 +41,8 @@ type Codec struct {
 
 var _ converter.PayloadCodec = (*Codec)(nil)
 
-// NewCodec returns the codec for a non-empty key ring.
-func NewCodec(keys Keys) (*Codec, error) {
+// New returns the codec for a non-empty key ring.
+func New(keys Keys) (*Codec, error) {
 	if keys.Empty() {
 		return nil, fmt.Errorf("codec: no key")
 	}
@@ -68,7 +68,7 @@ func NewDataConverter(keys Keys) converter.DataConverter {
 	if keys.Empty() {
 		return converter.GetDefaultDataConverter()
 	}
-	c, err := NewCodec(keys)
+	c, err := New(keys)
 	if err != nil {
 		// Keys are validated when built; AES accepts every 32-byte key.
 		panic(err)

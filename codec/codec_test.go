@@ -32,7 +32,7 @@ func ring(t testing.TB, keys ...Key) Keys {
 
 func mustCodec(t testing.TB, keys Keys) *Codec {
 	t.Helper()
-	c, err := NewCodec(keys)
+	c, err := New(keys)
 	require.NoError(t, err)
 	return c
 }
@@ -219,7 +219,7 @@ func TestUnencryptedPassesThrough(t *testing.T) {
 func TestEmptyKeysMeanDefaultConverter(t *testing.T) {
 	require.Equal(t, converter.GetDefaultDataConverter(), NewDataConverter(Keys{}))
 	require.Equal(t, temporal.GetDefaultFailureConverter(), NewFailureConverter(Keys{}))
-	_, err := NewCodec(Keys{})
+	_, err := New(Keys{})
 	require.Error(t, err)
 }
 

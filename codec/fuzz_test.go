@@ -18,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	keys, _ := NewKeys(k1)
-	c, err := NewCodec(keys)
+	c, err := New(keys)
 	if err != nil {
 		f.Fatal(err)
 	}

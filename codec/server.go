@@ -51,7 +51,7 @@ func NewHandler(o HandlerOptions) (http.Handler, error) {
 	}
 	var codecs []converter.PayloadCodec
 	if !o.Keys.Empty() {
-		c, err := NewCodec(o.Keys)
+		c, err := New(o.Keys)
 		if err != nil {
 			return nil, err
 		}

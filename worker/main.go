@@ -96,7 +96,7 @@ func main() {
 	mcpCfg := loadMCP(z, *mcpConfig) // before Unset: its ${VAR}s may name secrets
 	secretenv.Unset()                // every secret has been read: keep them from the tools' commands
 	sb := startSandbox(z, sandboxFlags, opts.HostPort, *journalDir, *storeSpec)
-	j, err := journal.OpenJournal(*journalDir)
+	j, err := journal.Open(*journalDir)
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
 	}

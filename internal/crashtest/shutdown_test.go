@@ -155,7 +155,7 @@ func TestSigtermWorkerWhileBashRuns(t *testing.T) {
 	require.Len(t, lines(e.path(crashtest.Started), "started"), 1, "bash ran once")
 	require.Empty(t, lines(e.path(crashtest.Marker), "done"), "the command was stopped before its end")
 
-	j, err := journal.OpenJournal(filepath.Join(e.dir, "journal"))
+	j, err := journal.Open(filepath.Join(e.dir, "journal"))
 	require.NoError(t, err)
 	recs, err := j.Records()
 	require.NoError(t, err)

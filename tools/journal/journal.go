@@ -72,8 +72,8 @@ type Record struct {
 	ErrorText string `json:"errorText,omitempty"`
 }
 
-// OpenJournal creates the directory if needed.
-func OpenJournal(dir string) (*Journal, error) {
+// Open creates the directory if needed.
+func Open(dir string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func (c *countingTool) Execute(context.Context, tools.Call) (agent.ToolResult, e
 // key before Execute returns, a completed key is never run again, and the
 // lookup activity reports unknown, started and completed keys.
 func TestJournalRecordsOutcomesByIdempotencyKey(t *testing.T) {
-	j, err := journal.OpenJournal(t.TempDir())
+	j, err := journal.Open(t.TempDir())
 	require.NoError(t, err)
 	ctx := context.Background()
 	inner := &countingTool{result: agent.TextResult("ok")}
@@ -95,7 +95,7 @@ func (shutdown) WorkerShutdown() bool { return true }
 // as a completed error result, whether the tool says so (bash) or only
 // returns an error once its context ends; a run's abort is an outcome.
 func TestJournalRecordsInterruptedCalls(t *testing.T) {
-	j, err := journal.OpenJournal(t.TempDir())
+	j, err := journal.Open(t.TempDir())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(shutdown{})
@@ -125,7 +125,7 @@ func TestJournalRecordsInterruptedCalls(t *testing.T) {
 // removes a record younger than MinAge, which a lost attempt's lookup may
 // still ask for.
 func TestJournalPruneBoundsAgeAndSize(t *testing.T) {
-	j, err := journal.OpenJournal(t.TempDir())
+	j, err := journal.Open(t.TempDir())
 	require.NoError(t, err)
 	now := time.Now()
 	write := func(key string, age time.Duration) {

@@ -61,7 +61,7 @@ func TestWorkflowRunsMCPToolsAndSurvivesAKilledServer(t *testing.T) {
 		"fs": {"command": `+quote(serverBin(t, "mcp-server-filesystem"))+`, "args": [`+quote(ws)+`]},
 		"everything": {"command": `+quote(serverBin(t, "mcp-server-everything"))+`, "env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}"}}}}`), os.Getenv)
 	require.NoError(t, err)
-	j, err := journal.OpenJournal(t.TempDir())
+	j, err := journal.Open(t.TempDir())
 	require.NoError(t, err)
 	progress := make(chan string, 1)
 	m := mcptools.New(cfg, mcptools.Options{Wrap: func(tool tools.Tool) tools.Tool {

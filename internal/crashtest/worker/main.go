@@ -75,7 +75,7 @@ func run() error {
 
 	var j *journal.Journal
 	if *useJournal {
-		if j, err = journal.OpenJournal(filepath.Join(*dir, "journal")); err != nil {
+		if j, err = journal.Open(filepath.Join(*dir, "journal")); err != nil {
 			return err
 		}
 	}
