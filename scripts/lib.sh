@@ -156,3 +156,28 @@ ensure_mcp_servers() {
   echo "Installing the MCP test servers (npm ci in testdata/mcp)..." >&2
   (cd "$dir" && npm ci --no-audit --no-fund >&2)
 }
+
+# Jaeger v1.75.0 (its v2 binary: OTLP in, query API and UI out), for the
+# telemetry tests and `scripts/demo --traces`. Jaeger's go.mod has replace
+# directives, so `go install pkg@version` refuses it: a throwaway module
+# adds it as a tool (go get -tool) and builds it into GOBIN/jaeger-1.75.0
+# (internal/jaeger looks there). The first build takes several minutes.
+JAEGER_MODULE="github.com/jaegertracing/jaeger/cmd/jaeger@v1.75.0"
+JAEGER_DIR_NAME="jaeger-1.75.0"
+
+jaeger_bin() {
+  if [ -n "${JAEGER:-}" ] && [ -x "$JAEGER" ]; then
+    echo "$JAEGER"; return
+  fi
+  local dir tmp
+  dir="$(go_bin_dir)/$JAEGER_DIR_NAME"
+  if [ ! -x "$dir/jaeger" ]; then
+    echo "Installing Jaeger ($JAEGER_MODULE); the first build takes several minutes..." >&2
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && go mod init jaegertool >/dev/null 2>&1 && go get -tool "$JAEGER_MODULE" >&2 &&
+      mkdir -p "$dir" && go build -o "$dir/jaeger" "${JAEGER_MODULE%@*}" >&2) ||
+      { rm -rf "$tmp"; echo "Jaeger did not build" >&2; return 1; }
+    rm -rf "$tmp"
+  fi
+  echo "$dir/jaeger"
+}

@@ -337,7 +337,8 @@ func (m *agentMetrics) modelCall(ctx context.Context, stage string, model agent.
 }
 
 func (m *agentMetrics) toolStage(ctx context.Context, stage, tool, outcome string, d time.Duration) {
-	if stage == StageExecute || outcome == "rejected" || (stage == StagePrepare && outcome == "failed") {
+	// A call is counted where it ends: rejected before it ran, or run.
+	if stage == StageExecute || outcome == "rejected" {
 		m.toolCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("tool", tool), attribute.String("outcome", outcome)))
 	}
 	m.stage.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("stage", stage), attribute.String("name", tool), attribute.String("outcome", outcome)))

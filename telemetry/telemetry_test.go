@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 	// No sticky cache: every workflow task replays its run's history from
 	// the start, on a worker that has never seen it. No span may come twice
 	// all the same.
-	worker.SetStickyWorkflowCacheSize(0)
+	if os.Getenv("AGENTLOOP_OTEL_OVERHEAD") == "" {
+		worker.SetStickyWorkflowCacheSize(0)
+	}
 	testenv.Main(m)
 }
 
@@ -177,4 +180,11 @@ func TestSDKInterceptorAloneRepeatsRunWorkflow(t *testing.T) {
 	}
 	t.Logf("%d workflow tasks, %d RunWorkflow spans", tasks, n)
 	require.Greater(t, n, 1, "RunWorkflow spans again at replays")
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
