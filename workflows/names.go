@@ -1,6 +1,3 @@
-// Package workflows holds the agent loop as a Temporal workflow: pi's two
-// nested loops, the tool-batch scheduler, the durable event log and the
-// message handlers. Every name a client needs is an exported constant here.
 package workflows
 
 import "github.com/durable-agents/agentloop/activities"

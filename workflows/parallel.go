@@ -1,13 +1,9 @@
 package workflows
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/activities"
@@ -288,18 +284,4 @@ func (l *loop) waitAny(ctx workflow.Context, b *batch, timer workflow.Future) {
 		s.Select(ctx)
 	}
 	l.drainSignals(ctx)
-}
-
-// timeoutText says which timeout fired, in words.
-func timeoutText(err *temporal.TimeoutError) string {
-	switch err.TimeoutType() {
-	case enumspb.TIMEOUT_TYPE_HEARTBEAT:
-		return "the worker running it stopped responding (heartbeat timeout)"
-	case enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
-		return "timed out (start-to-close timeout)"
-	case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
-		return "no worker picked it up in time (schedule-to-start timeout)"
-	default:
-		return fmt.Sprintf("timed out (%v)", err.TimeoutType())
-	}
 }

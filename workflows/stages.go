@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -203,4 +204,19 @@ func callSummary(name string, args map[string]any) string {
 		detail = string(r[:max-1]) + "…"
 	}
 	return name + ": " + detail
+}
+
+// timeoutText says which timeout fired, in words: a tool call's here, a
+// model call's in turn.go.
+func timeoutText(err *temporal.TimeoutError) string {
+	switch err.TimeoutType() {
+	case enumspb.TIMEOUT_TYPE_HEARTBEAT:
+		return "the worker running it stopped responding (heartbeat timeout)"
+	case enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
+		return "timed out (start-to-close timeout)"
+	case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+		return "no worker picked it up in time (schedule-to-start timeout)"
+	default:
+		return fmt.Sprintf("timed out (%v)", err.TimeoutType())
+	}
 }
