@@ -147,7 +147,8 @@ func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.Spa
 		return nil, "", nil
 	}
 	endpoint := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if endpoint == "" {
+	generic := endpoint == ""
+	if generic {
 		endpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 	}
 	if endpoint == "" {
@@ -162,9 +163,15 @@ func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.Spa
 	switch protocol {
 	case "", "http/protobuf":
 		protocol = "http/protobuf"
-		exp, err = otlptracehttp.New(ctx)
+		// The exporters read the other variables themselves; the
+		// endpoint is passed for getenv to be the one that decides.
+		url := endpoint
+		if generic {
+			url = strings.TrimSuffix(url, "/") + "/v1/traces"
+		}
+		exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url))
 	case "grpc":
-		exp, err = otlptracegrpc.New(ctx)
+		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(endpoint))
 	default:
 		return nil, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: want http/protobuf or grpc", protocol)
 	}

@@ -1,9 +1,3 @@
-// Package jaeger runs a real Jaeger (v2, the OpenTelemetry Collector
-// based binary of Jaeger v1.75.0) for tests and the demo: it receives
-// OTLP over HTTP, keeps traces in memory and answers its query API, on
-// free loopback ports. scripts/lib.sh's jaeger_bin builds the binary with
-// go get -tool into GOBIN/jaeger-1.75.0 (Jaeger's module has replace
-// directives, so go install cannot build it).
 package jaeger
 
 import (
@@ -36,7 +30,7 @@ func Find() (string, error) {
 		dirs = append(dirs, b)
 	}
 	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n") // GOBIN's line may be empty
 		if len(lines) > 0 && lines[0] != "" {
 			dirs = append(dirs, lines[0])
 		}
