@@ -1,0 +1,5 @@
+// Package activities holds the stages of the agent loop that touch the
+// world: the model turn, and the prepare, execute and finalize stages of a
+// tool call. They are methods on one struct holding the worker's registries;
+// the workflow refers to them through a nil *Activities.
+package activities
