@@ -30,7 +30,7 @@ func Find() (string, error) {
 		dirs = append(dirs, b)
 	}
 	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n") // GOBIN's line may be empty
 		if len(lines) > 0 && lines[0] != "" {
 			dirs = append(dirs, lines[0])
 		}
