@@ -80,7 +80,7 @@ func saveChain(t *testing.T, c client.Client, id, dir, name string) int {
 		require.NoError(t, os.Remove(f))
 	}
 	for i, runID := range runs {
-		require.NoError(t, testenv.SaveHistory(ctx, c, id, runID, filepath.Join(dir, fmt.Sprintf("%s.%d.RawResponse.json", name, i+1))))
+		require.NoError(t, testenv.SaveHistory(ctx, c, id, runID, filepath.Join(dir, fmt.Sprintf("%s.%d.json", name, i+1))))
 	}
 	return len(runs)
 }
