@@ -200,33 +200,7 @@ func (a *agentActivity) toolStage(ctx context.Context, in *interceptor.ExecuteAc
 	ret, err := a.Next.ExecuteActivity(ctx, in)
 	elapsed := time.Since(start)
 
-	outcome := "ok"
-	switch out := ret.(type) {
-	case activities.PrepareOutput:
-		if out.Immediate {
-			outcome = "rejected"
-		}
-	case *activities.PrepareOutput:
-		if out.Immediate {
-			outcome = "rejected"
-		}
-	case activities.ExecuteOutput:
-		if out.IsError {
-			outcome = "error"
-		}
-	case *activities.ExecuteOutput:
-		if out.IsError {
-			outcome = "error"
-		}
-	case activities.FinalizeOutput:
-		if out.IsError {
-			outcome = "error"
-		}
-	case *activities.FinalizeOutput:
-		if out.IsError {
-			outcome = "error"
-		}
-	}
+	outcome := stageOutcome(ret)
 	if err != nil {
 		outcome = "failed"
 		recordError(span, err)
@@ -342,4 +316,32 @@ func (m *agentMetrics) toolStage(ctx context.Context, stage, tool, outcome strin
 		m.toolCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("tool", tool), attribute.String("outcome", outcome)))
 	}
 	m.stage.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("stage", stage), attribute.String("name", tool), attribute.String("outcome", outcome)))
+}
+
+// stageOutcome is a tool stage's outcome as its output says it: "rejected"
+// for a call ended in preparation, "error" for an error result, else "ok".
+// The SDK hands the interceptor the activity's return value or a pointer
+// to it.
+func stageOutcome(ret any) string {
+	switch out := ret.(type) {
+	case *activities.PrepareOutput:
+		return stageOutcome(*out)
+	case *activities.ExecuteOutput:
+		return stageOutcome(*out)
+	case *activities.FinalizeOutput:
+		return stageOutcome(*out)
+	case activities.PrepareOutput:
+		if out.Immediate {
+			return "rejected"
+		}
+	case activities.ExecuteOutput:
+		if out.IsError {
+			return "error"
+		}
+	case activities.FinalizeOutput:
+		if out.IsError {
+			return "error"
+		}
+	}
+	return "ok"
 }
