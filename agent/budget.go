@@ -133,17 +133,24 @@ type Spend struct {
 // Exhausted says which limit the spend has reached, "" when none: no model
 // turn and no tool call would fit.
 func (b *Budget) Exhausted(s Spend) string {
+	if why := b.reached(s); why != "" {
+		return why
+	}
+	return b.ToolCallCheck(s)
+}
+
+// reached says which of the turn, cost and token limits the spend has
+// reached, "" when none.
+func (b *Budget) reached(s Spend) string {
 	switch {
 	case b.IsZero():
 		return ""
+	case b.MaxTurns > 0 && s.Turns >= b.MaxTurns:
+		return fmt.Sprintf("%d turns have reached maxTurns %d", s.Turns, b.MaxTurns)
 	case b.MaxCostUSD > 0 && s.CostUSD >= b.MaxCostUSD:
 		return fmt.Sprintf("cost $%.4f has reached maxCostUSD $%.4f", s.CostUSD, b.MaxCostUSD)
 	case b.MaxTokens > 0 && s.Tokens >= b.MaxTokens:
 		return fmt.Sprintf("%d tokens have reached maxTokens %d", s.Tokens, b.MaxTokens)
-	case b.MaxTurns > 0 && s.Turns >= b.MaxTurns:
-		return fmt.Sprintf("%d turns have reached maxTurns %d", s.Turns, b.MaxTurns)
-	case b.MaxToolCalls > 0 && s.ToolCalls >= b.MaxToolCalls:
-		return fmt.Sprintf("%d tool calls have reached maxToolCalls %d", s.ToolCalls, b.MaxToolCalls)
 	}
 	return ""
 }
@@ -154,16 +161,10 @@ func (b *Budget) Exhausted(s Spend) string {
 // answer's price; 0 when unknown) would take the total past a limit.
 // Tool calls do not stop a model turn: the model may still answer in text.
 func (b *Budget) TurnCheck(s Spend, inputTokens int64, inputCost float64) string {
-	if b.IsZero() {
-		return ""
+	if why := b.reached(s); why != "" || b.IsZero() {
+		return why
 	}
 	switch {
-	case b.MaxTurns > 0 && s.Turns >= b.MaxTurns:
-		return fmt.Sprintf("%d turns have reached maxTurns %d", s.Turns, b.MaxTurns)
-	case b.MaxCostUSD > 0 && s.CostUSD >= b.MaxCostUSD:
-		return fmt.Sprintf("cost $%.4f has reached maxCostUSD $%.4f", s.CostUSD, b.MaxCostUSD)
-	case b.MaxTokens > 0 && s.Tokens >= b.MaxTokens:
-		return fmt.Sprintf("%d tokens have reached maxTokens %d", s.Tokens, b.MaxTokens)
 	case b.MaxCostUSD > 0 && inputCost > 0 && s.CostUSD+inputCost > b.MaxCostUSD:
 		return fmt.Sprintf("cost $%.4f plus the next turn's input (about $%.4f) would cross maxCostUSD $%.4f", s.CostUSD, inputCost, b.MaxCostUSD)
 	case b.MaxTokens > 0 && inputTokens > 0 && s.Tokens+inputTokens > b.MaxTokens:
