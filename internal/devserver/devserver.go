@@ -10,13 +10,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durable-agents/agentloop/workflows"
+
+	"github.com/durable-agents/agentloop/internal/gobin"
 )
 
 // CLIModule is the Temporal CLI the project builds with `go install`: the
@@ -32,35 +33,13 @@ func FindCLI() (string, error) {
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p, nil
 	}
-	for _, dir := range installDirs() {
+	for _, dir := range gobin.Dirs() {
 		p := filepath.Join(dir, "temporal")
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		}
 	}
 	return "", fmt.Errorf("temporal CLI not found; install it with: go install %s", CLIModule)
-}
-
-func installDirs() []string {
-	var dirs []string
-	if gobin := os.Getenv("GOBIN"); gobin != "" {
-		dirs = append(dirs, gobin)
-	}
-	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
-			dirs = append(dirs, strings.TrimSpace(lines[0]))
-		}
-		if len(lines) > 1 {
-			for _, p := range filepath.SplitList(strings.TrimSpace(lines[1])) {
-				dirs = append(dirs, filepath.Join(p, "bin"))
-			}
-		}
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(home, "go", "bin"))
-	}
-	return dirs
 }
 
 // Options configure a dev server.

@@ -11,34 +11,22 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/durable-agents/agentloop/internal/gobin"
 )
 
 // DirName is the directory under GOBIN that scripts/lib.sh installs the
 // binary into.
 const DirName = "jaeger-1.75.0"
 
-// Find returns the Jaeger binary: $JAEGER, GOBIN/jaeger-1.75.0/jaeger,
-// GOPATH's bin, or jaeger on PATH.
+// Find returns the Jaeger binary: $JAEGER, jaeger-1.75.0/jaeger in a go
+// install directory (gobin.Dirs), or jaeger on PATH.
 func Find() (string, error) {
 	if p := os.Getenv("JAEGER"); p != "" {
 		return p, nil
 	}
-	var dirs []string
-	if b := os.Getenv("GOBIN"); b != "" {
-		dirs = append(dirs, b)
-	}
-	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n") // GOBIN's line may be empty
-		if len(lines) > 0 && lines[0] != "" {
-			dirs = append(dirs, lines[0])
-		}
-		if len(lines) > 1 && lines[1] != "" {
-			dirs = append(dirs, filepath.Join(lines[1], "bin"))
-		}
-	}
-	for _, d := range dirs {
+	for _, d := range gobin.Dirs() {
 		p := filepath.Join(d, DirName, "jaeger")
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil

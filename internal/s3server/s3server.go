@@ -11,12 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/durable-agents/agentloop/internal/gobin"
 )
 
 // Module is the versitygw the project installs with `go install`.
@@ -167,15 +168,7 @@ func Binary(t testing.TB) string {
 	if p, err := exec.LookPath("versitygw"); err == nil {
 		return p
 	}
-	out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output()
-	if err != nil {
-		t.Fatalf("go env: %v", err)
-	}
-	lines := strings.Split(string(out), "\n") // GOBIN's line is empty when unset
-	bin := strings.TrimSpace(lines[0])
-	if bin == "" && len(lines) > 1 {
-		bin = filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin")
-	}
+	bin := gobin.Dirs()[0] // where go install puts it
 	p := filepath.Join(bin, "versitygw")
 	if _, err := os.Stat(p); err == nil {
 		return p
