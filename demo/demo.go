@@ -10,6 +10,7 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // ModelID is the demo script's model id under llm.ScriptedProviderName.
@@ -26,6 +27,19 @@ const SystemPrompt = "You are a careful coding assistant. Work in the given work
 
 // Tools are the tools the demo run uses.
 var Tools = []string{"read", "bash", "edit", "write", "ls", "grep", "find"}
+
+// Input is the demo run's input on a workspace PrepareWorkspace made.
+func Input(workspace string) workflows.AgentLoopInput {
+	return workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{
+			SystemPrompt: SystemPrompt,
+			Model:        agent.ModelRef{Provider: llm.ScriptedProviderName, ID: ModelID},
+			Tools:        Tools,
+			Workspace:    workspace,
+		},
+		Prompt: Prompt,
+	}
+}
 
 //go:embed workspace
 var workspace embed.FS

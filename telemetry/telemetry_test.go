@@ -77,15 +77,7 @@ func (r *rig) runDemo(t *testing.T) client.WorkflowRun {
 	t.Helper()
 	ws := t.TempDir()
 	require.NoError(t, demo.PrepareWorkspace(ws))
-	in := workflows.AgentLoopInput{
-		LoopConfig: agent.LoopConfig{
-			SystemPrompt: demo.SystemPrompt,
-			Model:        agent.ModelRef{Provider: llm.ScriptedProviderName, ID: demo.ModelID},
-			Tools:        demo.Tools,
-			Workspace:    ws,
-		},
-		Prompt: demo.Prompt,
-	}
+	in := demo.Input(ws)
 	run, err := r.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID: "otel-" + testenv.Suffix(), TaskQueue: r.queue,
 	}, workflows.AgentLoopWorkflow, in)

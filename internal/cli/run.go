@@ -176,15 +176,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(e.out, "Demo workspace: %s\n", ws)
 	fmt.Fprintln(e.out, "Using the scripted demo model: it needs no API key and answers from a fixed script; the tools are real.")
-	in := workflows.AgentLoopInput{
-		LoopConfig: agent.LoopConfig{
-			SystemPrompt: demo.SystemPrompt,
-			Model:        agent.ModelRef{Provider: llm.ScriptedProviderName, ID: demo.ModelID},
-			Tools:        demo.Tools,
-			Workspace:    ws,
-		},
-		Prompt: demo.Prompt,
-	}
+	in := demo.Input(ws)
 	steer := func(run client.WorkflowRun) error {
 		st, err := agentclient.Steer(ctx, e.c, run.GetID(), demo.Steering)
 		if err != nil {
