@@ -1,4 +1,4 @@
-package tools
+package typebox
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // The golden results come from pi itself: testdata/validation/gen.mjs runs
 // pi-ai's validateToolArguments on every case in cases.json. Regenerate with
 //
-//	node tools/testdata/validation/gen.mjs
+//	node internal/typebox/testdata/validation/gen.mjs
 
 type validationCase struct {
 	Name   string          `json:"name"`
@@ -55,7 +55,7 @@ func loadValidationCases(t testing.TB) ([]validationCase, []validationGolden) {
 	return cases, golden
 }
 
-func TestValidateArgumentsMatchesPi(t *testing.T) {
+func TestValidateMatchesPi(t *testing.T) {
 	cases, golden := loadValidationCases(t)
 	for i, c := range cases {
 		want := golden[i]
@@ -68,7 +68,7 @@ func TestValidateArgumentsMatchesPi(t *testing.T) {
 				tool = "demo"
 			}
 			before := jsonStringify(c.Args)
-			got, err := ValidateArguments(tool, c.Schema, c.Args)
+			got, err := Validate(tool, c.Schema, c.Args)
 			if after := jsonStringify(c.Args); after != before {
 				t.Errorf("arguments were mutated:\n%s\nbecame\n%s", before, after)
 			}
@@ -95,22 +95,22 @@ func TestValidateArgumentsMatchesPi(t *testing.T) {
 	}
 }
 
-func TestValidateArgumentsEmptySchema(t *testing.T) {
+func TestValidateEmptySchema(t *testing.T) {
 	args := map[string]any{"x": 1}
 	for _, schema := range []string{"", "  ", "null", `{"type":"object","properties":{}}`} {
-		got, err := ValidateArguments("t", json.RawMessage(schema), args)
+		got, err := Validate("t", json.RawMessage(schema), args)
 		if err != nil || !reflect.DeepEqual(got, map[string]any{"x": 1.0}) {
 			t.Errorf("schema %q: got %v, %v", schema, got, err)
 		}
 	}
-	if got, err := ValidateArguments("t", nil, nil); err != nil || len(got) != 0 {
+	if got, err := Validate("t", nil, nil); err != nil || len(got) != 0 {
 		t.Errorf("nil schema, nil args: got %v, %v", got, err)
 	}
 }
 
-func TestValidateArgumentsInvalidSchema(t *testing.T) {
+func TestValidateInvalidSchema(t *testing.T) {
 	for _, schema := range []string{`{`, `[]`, `5`, `"x"`, `true`, `{"a":1} x`, `{"properties":{"a":{"pattern":"(?=a)"}}}`, `{"pattern":"(unclosed"}`} {
-		_, err := ValidateArguments("t", json.RawMessage(schema), map[string]any{})
+		_, err := Validate("t", json.RawMessage(schema), map[string]any{})
 		if err == nil || !strings.HasPrefix(err.Error(), `tool "t": invalid parameters schema: `) {
 			t.Errorf("schema %s: got error %v", schema, err)
 		}
@@ -119,16 +119,16 @@ func TestValidateArgumentsInvalidSchema(t *testing.T) {
 
 // Go callers build arguments by hand too; ints must behave like decoded
 // float64s.
-func TestValidateArgumentsGoNumbers(t *testing.T) {
+func TestValidateGoNumbers(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"}}}`)
-	got, err := ValidateArguments("t", schema, map[string]any{"n": int64(3), "s": 7, "list": []any{uint8(1)}})
+	got, err := Validate("t", schema, map[string]any{"n": int64(3), "s": 7, "list": []any{uint8(1)}})
 	want := map[string]any{"n": 3.0, "s": "7", "list": []any{1.0}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, %v", got, err)
 	}
 }
 
-func TestValidateArgumentsConcurrent(t *testing.T) {
+func TestValidateConcurrent(t *testing.T) {
 	cases, golden := loadValidationCases(t)
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
@@ -136,7 +136,7 @@ func TestValidateArgumentsConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i, c := range cases {
-				_, err := ValidateArguments("demo", c.Schema, c.Args)
+				_, err := Validate("demo", c.Schema, c.Args)
 				if (err == nil) != golden[i].OK && c.Tool == "" && c.GoError == "" {
 					t.Errorf("%s: ok=%v, pi ok=%v", c.Name, err == nil, golden[i].OK)
 				}
@@ -157,7 +157,7 @@ func TestJSNumberString(t *testing.T) {
 	}
 }
 
-func FuzzValidateArguments(f *testing.F) {
+func FuzzValidate(f *testing.F) {
 	cases, _ := loadValidationCases(f)
 	for _, c := range cases {
 		args, _ := json.Marshal(c.Args)
@@ -169,8 +169,8 @@ func FuzzValidateArguments(f *testing.F) {
 			return
 		}
 		before := jsonStringify(args)
-		got1, err1 := ValidateArguments("fuzz", schema, args)
-		got2, err2 := ValidateArguments("fuzz", schema, args)
+		got1, err1 := Validate("fuzz", schema, args)
+		got2, err2 := Validate("fuzz", schema, args)
 		if jsonStringify(args) != before {
 			t.Fatalf("arguments were mutated")
 		}

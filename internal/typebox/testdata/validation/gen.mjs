@@ -1,7 +1,7 @@
 // Regenerates golden.json from cases.json by running pi-ai's own
 // validateToolArguments (0.73.1, TypeBox 1.x) on every case.
 //
-//   node tools/testdata/validation/gen.mjs [cases.json [golden.json]]
+//   node internal/typebox/testdata/validation/gen.mjs [cases.json [golden.json]]
 //
 // PI_NODE_MODULES points at a node_modules holding @mariozechner/pi-ai and
 // typebox; it defaults to the conformance reference install.

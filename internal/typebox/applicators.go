@@ -1,4 +1,4 @@
-package tools
+package typebox
 
 // applicators checks the keywords that apply other schemas or compare the
 // value as a whole, in TypeBox's order.

@@ -1,20 +1,13 @@
-package tools
+package typebox
 
 import (
 	"math"
 	"strings"
 )
 
-// The jsonschema*.go files port the parts of TypeBox 1.x's schema engine
-// (typebox/build/schema/engine) that pi's validateToolArguments reaches for a
-// plain JSON schema: the keyword guards, the order keywords are checked in,
-// which errors are reported, and their en_US texts. Keywords TypeBox knows but
-// tool schemas do not use ($id resources, $anchor, $dynamicRef,
-// $recursiveRef, unevaluatedItems, unevaluatedProperties) are ignored.
-//
 // This file is the evaluator: error contexts, the walk over a schema and the
-// type keyword. The other keywords are in jsonschema_object.go,
-// jsonschema_array.go, jsonschema_scalar.go and jsonschema_applicators.go.
+// type keyword. The other keywords are in object.go, array.go, scalar.go and
+// applicators.go.
 
 // maxErrors is TypeBox's default Settings.maxErrors. Each error context
 // (allOf, anyOf, oneOf, if and $ref open their own) stops collecting at it.
