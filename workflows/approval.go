@@ -10,25 +10,6 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 )
 
-// ApproveRequest answers a pending approval: allow, deny (with a reason the
-// model sees) or always (allow, and allow this tool for the rest of the
-// session).
-type ApproveRequest struct {
-	ToolCallID string `json:"toolCallId"`
-	Decision   string `json:"decision"`
-	Reason     string `json:"reason,omitempty"`
-}
-
-// PendingApproval is a tool call waiting for a person, as QueryState shows it.
-type PendingApproval struct {
-	ToolCallID string         `json:"toolCallId"`
-	ToolName   string         `json:"toolName"`
-	Args       map[string]any `json:"args"`
-	Reason     string         `json:"reason"`
-	// Deadline is when silence blocks the call, Unix ms; 0 for never.
-	Deadline int64 `json:"deadline,omitempty"`
-}
-
 // maxReasonBytes bounds a deny reason: it becomes the call's result.
 const maxReasonBytes = 64 << 10
 

@@ -27,19 +27,6 @@ import (
 // transcript with calls and no results. No budget, no change: the checks
 // add no command, so histories recorded before budgets replay unchanged.
 
-// SetBudgetStatus answers the setBudget Update.
-type SetBudgetStatus = BudgetState
-
-// BudgetState is the budget part of QueryState: the limits (nil: none),
-// what was spent, what is left of each limit, and the limit reached, if
-// any (a session refuses prompts until it is raised).
-type BudgetState struct {
-	Limits    *agent.Budget   `json:"limits,omitempty"`
-	Spent     agent.Spend     `json:"spent"`
-	Remaining agent.Remaining `json:"remaining"`
-	Exhausted string          `json:"exhausted,omitempty"`
-}
-
 // spend is what the run (or session) has spent.
 func (l *loop) spend() agent.Spend {
 	tokens := l.usage.TotalTokens

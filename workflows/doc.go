@@ -1,13 +1,16 @@
 // Package workflows holds the agent loop as a Temporal workflow: pi's two
 // nested loops, the tool-batch scheduler, the durable event log and the
 // message handlers. Every name a client needs is an exported constant in
-// names.go.
+// names.go; the types it sends and gets back are in types.go (with
+// agent.Message, agent.Event and the other types of package agent).
 //
 // Start reading at loop.go (AgentLoop) or session.go (AgentSession); each
 // file re-makes a part of pi's agent (packages/agent/src/agent-loop.ts and
 // agent.ts):
 //
 //	names.go             task queue, workflow, Update, Signal and Query names
+//	types.go             the wire types: inputs, results, the arguments and
+//	                     answers of Updates, Signals and Queries, the carry
 //	register.go          Register: what a worker registers, and its options
 //	loop.go              AgentLoop (runAgentLoop, runAgentLoopContinue) and
 //	                     runLoop, pi's two nested loops

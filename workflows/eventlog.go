@@ -9,30 +9,6 @@ import (
 // maxEventsPageBytes bounds one QueryEvents answer, far below gRPC's 4 MB.
 const maxEventsPageBytes = 1 << 20
 
-// EventsQuery asks for events from sequence number After+1 on; Limit caps
-// the count (0 means as many as fit in a page).
-type EventsQuery struct {
-	After int64 `json:"after"`
-	Limit int   `json:"limit,omitempty"`
-}
-
-// EventsPage is one answer of QueryEvents. First and Last are the sequence
-// numbers of the oldest and newest events this workflow run holds (a
-// session's earlier events are in the runs before a continue-as-new); Done
-// is set once the run has ended, so a reader that has seen Last can stop.
-// ContinuedAsNew says the events go on in the next run of the same workflow
-// id, numbered from Last+1.
-type EventsPage struct {
-	Events         []agent.Event `json:"events"`
-	First          int64         `json:"first"`
-	Last           int64         `json:"last"`
-	Done           bool          `json:"done"`
-	ContinuedAsNew bool          `json:"continuedAsNew,omitempty"`
-	// PreviousRunID is the run this one continued, which holds the events
-	// before First.
-	PreviousRunID string `json:"previousRunId,omitempty"`
-}
-
 // eventLog is the run's durable event log: every pi event but message_update,
 // numbered from first. It lives in workflow state, so it costs no history:
 // replay rebuilds it from the activity results.

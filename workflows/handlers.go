@@ -11,51 +11,6 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 )
 
-// QueueStatus answers a steer or followUp Update: how many messages wait in
-// that queue now, this one included.
-type QueueStatus struct {
-	Queued int `json:"queued"`
-}
-
-// AbortStatus answers an abort Update.
-type AbortStatus struct {
-	// AlreadyAborted is set when an earlier abort got there first.
-	AlreadyAborted bool `json:"alreadyAborted,omitempty"`
-}
-
-// RunState answers QueryState.
-type RunState struct {
-	Status           string            `json:"status"`
-	Turn             int               `json:"turn"`
-	PendingToolCalls []string          `json:"pendingToolCalls"`
-	Steering         []agent.Message   `json:"steering"`
-	FollowUps        []agent.Message   `json:"followUps"`
-	Aborted          bool              `json:"aborted,omitempty"`
-	AbortReason      string            `json:"abortReason,omitempty"`
-	Messages         int               `json:"messages"`
-	LastEvent        int64             `json:"lastEvent"`
-	StopReason       agent.StopReason  `json:"stopReason,omitempty"`
-	Usage            agent.Usage       `json:"usage"`
-	PendingApprovals []PendingApproval `json:"pendingApprovals"`
-	// AllowedTools are tools a person allowed for the rest of the session.
-	AllowedTools []string `json:"allowedTools,omitempty"`
-	// Model and the settings below are those the next run uses.
-	Model         agent.ModelRef      `json:"model"`
-	ThinkingLevel string              `json:"thinkingLevel"`
-	ToolExecution agent.ExecutionMode `json:"toolExecution"`
-	SteeringMode  agent.QueueMode     `json:"steeringMode"`
-	FollowUpMode  agent.QueueMode     `json:"followUpMode"`
-	// ContextTokens estimates the context the next model turn sends;
-	// ContextWindow is the model's window (0 when unknown). Compactions
-	// and TokensSaved count the context's compactions and what they saved.
-	ContextTokens int `json:"contextTokens"`
-	ContextWindow int `json:"contextWindow,omitempty"`
-	Compactions   int `json:"compactions,omitempty"`
-	TokensSaved   int `json:"tokensSaved,omitempty"`
-	// Budget is the limits, the spend and what is left (budget.go).
-	Budget BudgetState `json:"budget"`
-}
-
 type signalChannels struct {
 	steer, followUp, abort, approve, prompt, toolUpdate, toolQueue workflow.ReceiveChannel
 }
@@ -340,11 +295,6 @@ func (l *loop) state() RunState {
 		TokensSaved:      l.compact.tokensSaved,
 		Budget:           l.budgetState(),
 	}
-}
-
-// ApprovalStatus answers an approve Update: how many calls still wait.
-type ApprovalStatus struct {
-	Pending int `json:"pending"`
 }
 
 func thinkingLevel(reasoning string) string {

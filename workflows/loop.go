@@ -17,31 +17,6 @@ import (
 // be served; such a run fails at once and is not retried.
 const ErrInvalidInput = "InvalidInput"
 
-// AgentLoopInput is the input of one agent run: the loop configuration, the
-// prior context and the prompts. Every field can be written by hand as JSON.
-type AgentLoopInput struct {
-	agent.LoopConfig
-	// Messages is the context before this run (pi's context.messages).
-	Messages []agent.Message `json:"messages,omitempty"`
-	// Prompts start the run (pi's agentLoop). Prompt is a shorthand for one
-	// user text prompt. With neither, the run continues from Messages
-	// (pi's agentLoopContinue).
-	Prompts []agent.Message `json:"prompts,omitempty"`
-	Prompt  string          `json:"prompt,omitempty"`
-	// Steering and FollowUps are messages queued before the run starts.
-	Steering  []agent.Message `json:"steering,omitempty"`
-	FollowUps []agent.Message `json:"followUps,omitempty"`
-	// ContinueAsNewAfterTurns continues the run as new after this many
-	// turns in one workflow run; 0 leaves it to the server's suggestion.
-	ContinueAsNewAfterTurns int `json:"continueAsNewAfterTurns,omitempty"`
-	// Carry is what a run hands over to its next workflow run when it
-	// continues as new; people leave it out.
-	Carry *Carry `json:"carry,omitempty"`
-
-	// decodeErr is why the input's JSON could not be decoded.
-	decodeErr string
-}
-
 // UnmarshalJSON never fails: a malformed input is recorded, and the run
 // fails at once with a non-retryable InvalidInput that says what is wrong,
 // rather than with the SDK's decode error.
@@ -67,25 +42,6 @@ func decodeError(err error) string {
 		return fmt.Sprintf("%s: got a JSON %s, want %s", field, typeErr.Value, typeErr.Type)
 	}
 	return "not valid JSON: " + err.Error()
-}
-
-// AgentLoopResult is pi's newMessages plus what a caller wants to know
-// without reading them.
-type AgentLoopResult struct {
-	// Messages are the run's new messages in transcript order: prompts,
-	// injected messages, assistant and tool-result messages.
-	Messages []agent.Message `json:"messages"`
-	// OmittedMessages counts leading new messages left out to keep the
-	// result under the payload limit; QueryEvents still has them all.
-	OmittedMessages int              `json:"omittedMessages,omitempty"`
-	StopReason      agent.StopReason `json:"stopReason"`
-	ErrorMessage    string           `json:"errorMessage,omitempty"`
-	Turns           int              `json:"turns"`
-	Usage           agent.Usage      `json:"usage"`
-	// Steering and FollowUps hold messages queued too late to be injected,
-	// so nothing sent to the run is lost.
-	Steering  []agent.Message `json:"steering,omitempty"`
-	FollowUps []agent.Message `json:"followUps,omitempty"`
 }
 
 // AgentLoop runs pi's agent loop (runAgentLoop / runAgentLoopContinue) as a
@@ -228,19 +184,6 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 		}
 	}
 	return prompts, errors.Join(errs...)
-}
-
-// PausedRun is where a run stands between two turns: the messages the last
-// poll took, whether the last batch asked for more, and the turns counted
-// for the stop rule. A session carries it across continue-as-new.
-type PausedRun struct {
-	FirstTurn        bool            `json:"firstTurn,omitempty"`
-	Pending          []agent.Message `json:"pending,omitempty"`
-	HasMoreToolCalls bool            `json:"hasMoreToolCalls,omitempty"`
-	NormalTurns      int             `json:"normalTurns,omitempty"`
-	// BudgetRefused is why the budget refused a tool call of the last
-	// turn: the run stops before its next model turn.
-	BudgetRefused string `json:"budgetRefused,omitempty"`
 }
 
 // run is pi's runAgentLoop (runAgentLoopContinue without prompts) and

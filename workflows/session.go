@@ -6,27 +6,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-agents/agentloop/agent"
 )
-
-// SessionInput starts a session: pi's Agent as a workflow. It holds the
-// transcript and the settings, runs the agent loop for each prompt, and
-// waits idle (at no cost) in between.
-type SessionInput struct {
-	agent.LoopConfig
-	// Messages is the transcript to start from.
-	Messages []agent.Message `json:"messages,omitempty"`
-	// ContinueAsNewAfterTurns continues as new after this many turns in
-	// one workflow run; 0 leaves it to the server's suggestion.
-	ContinueAsNewAfterTurns int `json:"continueAsNewAfterTurns,omitempty"`
-	// Carry is what a session hands over to its next run when it
-	// continues as new; people leave it out.
-	Carry *Carry `json:"carry,omitempty"`
-
-	// decodeErr is why the input's JSON could not be decoded.
-	decodeErr string
-}
 
 // UnmarshalJSON never fails, as AgentLoopInput's.
 func (in *SessionInput) UnmarshalJSON(b []byte) error {
@@ -38,20 +18,6 @@ func (in *SessionInput) UnmarshalJSON(b []byte) error {
 	}
 	*in = SessionInput(p)
 	return nil
-}
-
-// NextRun is a run a prompt or continue Update asked for.
-type NextRun struct {
-	Prompts          []agent.Message `json:"prompts,omitempty"`
-	SkipSteeringPoll bool            `json:"skipSteeringPoll,omitempty"`
-}
-
-// SessionResult is what a session reports when it is cancelled.
-type SessionResult struct {
-	Runs     int         `json:"runs"`
-	Turns    int         `json:"turns"`
-	Messages int         `json:"messages"`
-	Usage    agent.Usage `json:"usage"`
 }
 
 // session is a loop that runs again and again.

@@ -21,42 +21,6 @@ const (
 	thinkingLevelsSet = "off, minimal, low, medium, high or xhigh"
 )
 
-// PromptRequest starts a run: Text becomes one user message with Images
-// after it, as pi's Agent.prompt(text, images) does; Messages are sent as
-// they are.
-type PromptRequest struct {
-	Text     string          `json:"text,omitempty"`
-	Images   []agent.Content `json:"images,omitempty"`
-	Messages []agent.Message `json:"messages,omitempty"`
-}
-
-// RunStatus answers prompt and continue: the run's number in the session,
-// and the sequence number of the last event before it, to follow from.
-type RunStatus struct {
-	Run   int   `json:"run"`
-	After int64 `json:"after"`
-}
-
-// CompactRequest is the compact Update's argument: custom instructions for
-// the summary (pi's /compact [instructions]).
-type CompactRequest struct {
-	Instructions string `json:"instructions,omitempty"`
-}
-
-// CompactStatus answers the compact Update.
-type CompactStatus struct {
-	TokensBefore int `json:"tokensBefore"`
-	TokensAfter  int `json:"tokensAfter"`
-}
-
-// SettingRequest is the argument of the setters: Model for setModel,
-// Level for setThinkingLevel, Mode for the mode setters.
-type SettingRequest struct {
-	Model *agent.ModelRef `json:"model,omitempty"`
-	Level string          `json:"level,omitempty"`
-	Mode  string          `json:"mode,omitempty"`
-}
-
 func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 	s.promptSignal = func(r PromptRequest) {
 		msgs, err := s.promptMessages(ctx, r)

@@ -21,12 +21,6 @@ import (
 // a client retries within minutes, and a carry stays a few KB.
 const maxRememberedUpdates = 64
 
-// UpdateRecord is an applied Update: its ID and its answer's JSON.
-type UpdateRecord struct {
-	ID     string          `json:"id"`
-	Result json.RawMessage `json:"result,omitempty"`
-}
-
 // updateLog is the run's remembered Updates, oldest first.
 type updateLog struct {
 	items []UpdateRecord
