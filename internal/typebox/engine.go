@@ -3,6 +3,8 @@ package typebox
 import (
 	"math"
 	"strings"
+
+	"github.com/dlclark/regexp2/v2"
 )
 
 // This file is the evaluator: error contexts, the walk over a schema and the
@@ -101,37 +103,49 @@ func (c *errCtx) addAll(errs []schemaError) {
 // checker evaluates one compiled validator: root is what local $refs resolve
 // against, which for pi's union coercion is the member schema alone.
 type checker struct {
-	cs       *compiledSchema
-	root     any
-	depth    int
-	overflow bool
+	cs    *compiledSchema
+	root  any
+	depth int
+	// failed is why the evaluation stopped before its end: V8's stack
+	// overflow, or a pattern that could not finish its match.
+	failed error
 }
 
 // run is pi's use of a validator: Check, and only if that fails, Errors.
 func (c *checker) run(value any, collect bool) (bool, []schemaError, error) {
 	ok := c.validate(&errCtx{mode: compiledCheck}, c.root, "", value)
-	if c.overflow {
-		return false, nil, errStackOverflow
+	if c.failed != nil {
+		return false, nil, c.failed
 	}
 	if ok || !collect {
 		return ok, nil, nil
 	}
 	ctx := &errCtx{mode: collectErrors}
 	c.validate(ctx, c.root, "", value)
-	if c.overflow {
-		return false, nil, errStackOverflow
+	if c.failed != nil {
+		return false, nil, c.failed
 	}
 	return false, ctx.errs, nil
+}
+
+// test is RegExp.prototype.test. A match that cannot finish stops the
+// whole evaluation, which then fails with its error.
+func (c *checker) test(re *regexp2.Regexp, s string) bool {
+	ok, err := matchPattern(re, s)
+	if err != nil && c.failed == nil {
+		c.failed = err
+	}
+	return ok
 }
 
 // validate is ErrorSchema, CheckSchema or the compiled check, depending on
 // ctx. Keywords are taken in TypeBox's order.
 func (c *checker) validate(ctx *errCtx, schema any, path string, value any) bool {
-	if ctx.full() || c.overflow {
+	if ctx.full() || c.failed != nil {
 		return false
 	}
 	if c.depth >= maxDepth {
-		c.overflow = true
+		c.failed = errStackOverflow
 		return false
 	}
 	c.depth++

@@ -138,11 +138,8 @@ func isIriReference(s string) bool {
 	return err == nil
 }
 
+// isRegex is TypeBox's: whether new RegExp(s, 'u') compiles.
 func isRegex(s string) bool {
-	translated, err := jsPatternToGo(s, true)
-	if err != nil {
-		return false
-	}
-	_, err = regexp.Compile(translated)
+	_, err := compilePattern(s)
 	return err == nil
 }

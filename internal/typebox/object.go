@@ -1,6 +1,10 @@
 package typebox
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dlclark/regexp2/v2"
+)
 
 // objectInstance is an object being validated, with its keys in the order
 // JavaScript enumerates them, which is the order of its errors.
@@ -50,7 +54,10 @@ func (c *checker) checkAdditionalProperties(ctx *errCtx, s *jsObject, path strin
 		return true
 	}
 	props, hasProps := schemaMapKeyword(s, "properties")
-	patterns, hasPatterns := schemaMapKeyword(s, "patternProperties")
+	var re *regexp2.Regexp
+	if patterns, hasPatterns := schemaMapKeyword(s, "patternProperties"); hasPatterns {
+		re = c.cs.pattern(additionalPattern(patterns))
+	}
 	extra := false
 	for _, key := range obj.keys {
 		if hasProps {
@@ -58,7 +65,7 @@ func (c *checker) checkAdditionalProperties(ctx *errCtx, s *jsObject, path strin
 				continue
 			}
 		}
-		if hasPatterns && c.anyPatternMatches(patterns.keys, key) {
+		if re != nil && c.test(re, key) {
 			continue
 		}
 		if !c.validate(ctx, additional, path+"/"+encodeFragment(key), obj.props[key]) {
@@ -152,7 +159,7 @@ func (c *checker) checkPatternProperties(ctx *errCtx, s *jsObject, path string, 
 			continue
 		}
 		for _, key := range obj.keys {
-			if re.MatchString(key) && !c.validate(ctx, patterns.vals[pattern], path+"/"+encodeFragment(key), obj.props[key]) {
+			if c.test(re, key) && !c.validate(ctx, patterns.vals[pattern], path+"/"+encodeFragment(key), obj.props[key]) {
 				ok = false
 				if ctx.short() {
 					return false
@@ -220,15 +227,6 @@ func hasAll(props map[string]any, names []string) bool {
 
 func dependencyMessage(key string, names []string) string {
 	return "must have properties " + strings.Join(names, ", ") + " when property " + key + " is present"
-}
-
-func (c *checker) anyPatternMatches(patterns []string, key string) bool {
-	for _, p := range patterns {
-		if re := c.cs.pattern(p); re != nil && re.MatchString(key) {
-			return true
-		}
-	}
-	return false
 }
 
 func encodeFragment(key string) string {

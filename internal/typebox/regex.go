@@ -4,325 +4,179 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
-	"unicode/utf16"
+	"time"
 	"unicode/utf8"
+
+	"github.com/dlclark/regexp2/v2"
 )
 
-// jsSpaces is what \s matches in a JavaScript regular expression; Go's \s is
-// ASCII only.
-const jsSpaces = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
+// TypeBox compiles every pattern it meets with new RegExp(pattern, 'u'):
+// pattern, each key of patternProperties, the one expression of all
+// property names and patterns that additionalProperties tests keys with,
+// and the value of the regex format. regexp2's ECMAScript mode with its
+// Unicode option matches as V8 does under the u flag: lookaround,
+// backreferences, named groups, \p{..}, JavaScript's \s and ".", code points
+// rather than UTF-16 units.
 
-// jsPatternToGo translates a JavaScript pattern, compiled by TypeBox with the
-// u flag, to RE2 syntax. Syntax the u flag rejects is an error. So is what
-// RE2 cannot run (lookaround, backreferences), unless syntaxOnly: then they
-// become empty groups, which is enough to tell whether JavaScript would
-// accept the pattern (the regex format).
-func jsPatternToGo(p string, syntaxOnly bool) (string, error) {
-	t := &patternTranslator{p: p, syntaxOnly: syntaxOnly}
-	t.groups, t.names = countGroups(p)
-	for t.i < len(p) {
-		if err := t.next(); err != nil {
-			return "", err
-		}
+// matchTimeout bounds one match. In pi a pattern that backtracks without
+// end, such as ^(a+)+$ on "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", hangs the
+// process; here it would hold a worker's activity slot for as long. Patterns
+// in tool schemas take microseconds on real arguments.
+const matchTimeout = time.Second
+
+// compilePattern is new RegExp(p, 'u'). The error texts are regexp2's or
+// checkUnicodeSyntax's, not V8's. The one pattern V8 takes and regexp2 does
+// not is a repetition count above 2^31-1, such as x{2147483648}.
+func compilePattern(p string) (*regexp2.Regexp, error) {
+	if err := checkUnicodeSyntax(p); err != nil {
+		return nil, err
 	}
-	return t.out.String(), nil
-}
-
-// patternTranslator is jsPatternToGo's state while it walks the pattern.
-type patternTranslator struct {
-	p          string
-	syntaxOnly bool
-	groups     int
-	names      map[string]bool
-	out        strings.Builder
-	i          int // the next byte of p to translate
-	// lookaround holds, per open group, whether it is an assertion; an
-	// assertion, like ^ and $, cannot take a quantifier under the u flag.
-	lookaround []bool
-	// assertion is whether what was just translated is an assertion.
-	assertion bool
-}
-
-// next translates the token at t.i and moves past it.
-func (t *patternTranslator) next() error {
-	r, size := utf8.DecodeRuneInString(t.p[t.i:])
-	if strings.ContainsRune("*+?{", r) && t.assertion {
-		return errors.New("nothing to repeat")
-	}
-	t.assertion = false
-	switch r {
-	case '\\':
-		return t.escape()
-	case '[':
-		return t.class()
-	case ']', '}':
-		return errors.New("lone quantifier bracket")
-	case '{':
-		return t.brace()
-	case '(':
-		return t.openGroup()
-	case ')':
-		if len(t.lookaround) > 0 {
-			t.assertion = t.lookaround[len(t.lookaround)-1]
-			t.lookaround = t.lookaround[:len(t.lookaround)-1]
-		}
-		t.out.WriteByte(')')
-	case '^', '$':
-		t.assertion = true
-		t.out.WriteRune(r)
-	case '.':
-		t.out.WriteString(`[^\n\r\x{2028}\x{2029}]`)
-	default:
-		t.out.WriteString(t.p[t.i : t.i+size])
-	}
-	t.i += size
-	return nil
-}
-
-func (t *patternTranslator) escape() error {
-	n, out, err := translateEscape(t.p[t.i:], false, t.groups, t.names, t.syntaxOnly)
+	re, err := regexp2.Compile(p, regexp2.ECMAScript|regexp2.Unicode)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	t.assertion = out == `\b` || out == `\B`
-	t.out.WriteString(out)
-	t.i += n
-	return nil
+	re.MatchTimeout = matchTimeout
+	return re, nil
 }
 
-func (t *patternTranslator) class() error {
-	switch rest := t.p[t.i:]; {
-	case strings.HasPrefix(rest, "[]"):
-		t.out.WriteString(`[^\x{0}-\x{10FFFF}]`)
-		t.i += 2
-		return nil
-	case strings.HasPrefix(rest, "[^]"):
-		t.out.WriteString(`[\x{0}-\x{10FFFF}]`)
-		t.i += 3
-		return nil
-	}
-	start := t.i + 1
-	if strings.HasPrefix(t.p[start:], "^") {
-		start++
-	}
-	n, out, err := translateClassAtoms(t.p[start:], t.groups, t.names, t.syntaxOnly)
-	if err != nil {
-		return err
-	}
-	t.out.WriteString(t.p[t.i:start] + out)
-	t.i = start + n
-	return nil
-}
-
-func (t *patternTranslator) brace() error {
-	m := braceQuantifier.FindString(t.p[t.i:])
-	if m == "" {
-		return errors.New("lone quantifier bracket")
-	}
-	t.out.WriteString(m)
-	t.i += len(m)
-	return nil
-}
-
-func (t *patternTranslator) openGroup() error {
-	rest := t.p[t.i:]
-	open, skip, isAssertion := "(", 1, false
+// matchPattern is RegExp.prototype.test. The error is a match that ran out
+// of time or of backtracking stack, which V8 would have gone on with.
+func matchPattern(re *regexp2.Regexp, s string) (bool, error) {
+	ok, err := re.MatchString(s)
 	switch {
-	case strings.HasPrefix(rest, "(?:"):
-		open, skip = "(?:", 3
-	case strings.HasPrefix(rest, "(?=") || strings.HasPrefix(rest, "(?!"):
-		if !t.syntaxOnly {
-			return errors.New("lookahead is not supported")
-		}
-		open, skip, isAssertion = "(?:", 3, true
-	case strings.HasPrefix(rest, "(?<=") || strings.HasPrefix(rest, "(?<!"):
-		if !t.syntaxOnly {
-			return errors.New("lookbehind is not supported")
-		}
-		open, skip, isAssertion = "(?:", 4, true
-	case strings.HasPrefix(rest, "(?<"):
-		open, skip = "(?P<", 3
-	case strings.HasPrefix(rest, "(?"):
-		return errors.New("invalid group")
+	case err == nil:
+		return ok, nil
+	case errors.Is(err, regexp2.ErrBacktrackingStackLimit):
+		return false, fmt.Errorf("pattern %q needs more backtracking than a match may use", re.String())
+	default:
+		return false, fmt.Errorf("pattern %q did not finish matching within %v", re.String(), matchTimeout)
 	}
-	t.lookaround = append(t.lookaround, isAssertion)
-	t.out.WriteString(open)
-	t.i += skip
-	return nil
 }
 
-// translateClassAtoms translates the inside of a character class up to and
-// including its closing bracket. Under the u flag a range may not have a
-// class escape (\d, \w, \s, \p{..}) as an end.
-func translateClassAtoms(s string, groups int, names map[string]bool, syntaxOnly bool) (int, string, error) {
-	var b strings.Builder
-	i := 0
-	atom := func() (string, bool, error) {
-		if s[i] == '\\' {
-			n, out, err := translateEscape(s[i:], true, groups, names, syntaxOnly)
-			if err != nil {
-				return "", false, err
+// checkUnicodeSyntax rejects what the u flag forbids but regexp2, which
+// comes from .NET, accepts in ECMAScript mode: inline options, comments and
+// atomic groups ((?i), (?#..), (?>..)), escapes of characters that are not
+// syntax characters (\A, \z, \e, \_), braces and brackets that stand alone,
+// and, as in Node 20's V8, which pi supports, a group name used twice.
+// Everything else, such as a bad \u or \p or a quantifier with nothing to
+// repeat, regexp2 rejects itself.
+func checkUnicodeSyntax(p string) error {
+	names := map[string]bool{}
+	for i := 0; i < len(p); {
+		var n int
+		var err error
+		switch p[i] {
+		case '\\':
+			n, err = escapeLength(p[i:], false)
+		case '[':
+			n, err = classLength(p[i:])
+		case '(':
+			n, err = groupOpenLength(p[i:], names)
+		case '{':
+			n = len(braceQuantifier.FindString(p[i:]))
+			if n == 0 {
+				err = errors.New("lone quantifier bracket")
 			}
-			isClass := strings.ContainsRune("dDwWsSpP", rune(s[i+1]))
-			i += n
-			return out, isClass, nil
+		case '}', ']':
+			err = errors.New("lone quantifier bracket")
+		default:
+			n = 1
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r == '[' {
-			return `\[`, false, nil
-		}
-		return string(r), false, nil
-	}
-	for i < len(s) {
-		if s[i] == ']' {
-			b.WriteByte(']')
-			return i + 1, b.String(), nil
-		}
-		first, firstIsClass, err := atom()
 		if err != nil {
-			return 0, "", err
+			return err
 		}
-		b.WriteString(first)
-		if i+1 < len(s) && s[i] == '-' && s[i+1] != ']' {
-			i++
-			second, secondIsClass, err := atom()
-			if err != nil {
-				return 0, "", err
-			}
-			if firstIsClass || secondIsClass {
-				return 0, "", errors.New("invalid character class range")
-			}
-			b.WriteString("-" + second)
-		}
+		i += n
 	}
-	return 0, "", errors.New("unterminated character class")
+	return nil
 }
 
 var braceQuantifier = regexp.MustCompile(`^\{[0-9]+(?:,[0-9]*)?\}`)
 
-// countGroups counts the capturing groups of a pattern and collects their
-// names, which decide whether a backreference is valid.
-func countGroups(p string) (int, map[string]bool) {
-	n, names := 0, map[string]bool{}
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '\\':
-			i++
-		case inClass:
-			inClass = c != ']'
-		case c == '[':
-			inClass = true
-		case c == '(' && !strings.HasPrefix(p[i:], "(?"):
-			n++
-		case strings.HasPrefix(p[i:], "(?<") && !strings.HasPrefix(p[i:], "(?<=") && !strings.HasPrefix(p[i:], "(?<!"):
-			n++
-			if end := strings.IndexByte(p[i:], '>'); end > 0 {
-				names[p[i+3:i+end]] = true
-			}
-		}
-	}
-	return n, names
-}
-
-// translateEscape translates the escape at the start of s and returns how
-// many bytes it used.
-func translateEscape(s string, inClass bool, groups int, names map[string]bool, syntaxOnly bool) (int, string, error) {
+// escapeLength returns how many bytes the escape at the start of s takes,
+// or an error for an escape the u flag does not know. Escapes whose body
+// regexp2 checks are only skipped, so that the braces of \u{..} and \p{..}
+// do not count as quantifiers.
+func escapeLength(s string, inClass bool) (int, error) {
 	if len(s) < 2 {
-		return 0, "", errors.New(`\ at end of pattern`)
+		return 0, errors.New(`\ at end of pattern`)
 	}
 	c := s[1]
 	switch {
-	case strings.IndexByte("dDwW", c) >= 0:
-		return 2, s[:2], nil
-	case c == 'b' && inClass:
-		return 2, `\x{8}`, nil
-	case c == 'b' || (c == 'B' && !inClass):
-		return 2, s[:2], nil
-	case c == 's' && inClass:
-		return 2, jsSpaces, nil
-	case c == 's':
-		return 2, "[" + jsSpaces + "]", nil
-	case c == 'S' && inClass:
-		return 2, `\S`, nil
-	case c == 'S':
-		return 2, "[^" + jsSpaces + "]", nil
-	case strings.IndexByte("tnrfv", c) >= 0:
-		return 2, s[:2], nil
-	case c == '0' && (len(s) == 2 || s[2] < '0' || s[2] > '9'):
-		return 2, `\x{0}`, nil
-	case c == 'c' && len(s) > 2 && (s[2]|0x20) >= 'a' && (s[2]|0x20) <= 'z':
-		return 3, fmt.Sprintf(`\x{%x}`, s[2]%32), nil
-	case c == 'x' && len(s) >= 4 && isHex(s[2]) && isHex(s[3]):
-		return 4, `\x{` + s[2:4] + `}`, nil
-	case c == 'u':
-		return translateUnicodeEscape(s)
-	case c == 'p' || c == 'P':
-		end := strings.IndexByte(s, '}')
-		if len(s) < 4 || s[2] != '{' || end < 0 {
-			return 0, "", errors.New(`invalid \p escape`)
+	case strings.IndexByte(`^$\.*+?()[]{}|/`, c) >= 0, strings.IndexByte("dDwWsSbtnrfv0cx", c) >= 0:
+		return 2, nil
+	case c == '-' && inClass:
+		return 2, nil
+	case (c == 'B' || '1' <= c && c <= '9') && !inClass:
+		return 2, nil
+	case c == 'u' || c == 'p' || c == 'P':
+		return bracedLength(s, '{', '}'), nil
+	case c == 'k' && !inClass:
+		return bracedLength(s, '<', '>'), nil
+	}
+	r, _ := utf8.DecodeRuneInString(s[1:])
+	return 0, fmt.Errorf(`invalid escape \%c`, r)
+}
+
+// bracedLength is the length of an escape such as \u{1F600} or \k<name>:
+// two bytes, and its body when one opens right after them.
+func bracedLength(s string, open, close byte) int {
+	if len(s) > 2 && s[2] == open {
+		if end := strings.IndexByte(s, close); end > 0 {
+			return end + 1
+		}
+	}
+	return 2
+}
+
+// classLength returns the length of the character class at the start of s,
+// up to and including its closing bracket. A [ inside a class is a literal,
+// so [[:alpha:]] ends at its first ] and leaves a lone one.
+func classLength(s string) (int, error) {
+	i := 1
+	if strings.HasPrefix(s[i:], "^") {
+		i++
+	}
+	for i < len(s) {
+		switch s[i] {
+		case ']':
+			return i + 1, nil
+		case '\\':
+			n, err := escapeLength(s[i:], true)
+			if err != nil {
+				return 0, err
+			}
+			i += n
+		default:
+			i++
+		}
+	}
+	return 0, errors.New("unterminated character class")
+}
+
+// groupOpenLength returns the length of the opening of the group at the
+// start of s: "(", "(?:", a lookaround, or a named group with its name,
+// which must not have been used before.
+func groupOpenLength(s string, names map[string]bool) (int, error) {
+	for _, open := range []string{"(?:", "(?=", "(?!", "(?<=", "(?<!"} {
+		if strings.HasPrefix(s, open) {
+			return len(open), nil
+		}
+	}
+	if strings.HasPrefix(s, "(?<") {
+		end := strings.IndexByte(s, '>')
+		if end < 0 {
+			return 0, errors.New("invalid capture group name")
 		}
 		name := s[3:end]
-		if _, value, found := strings.Cut(name, "="); found {
-			name = value
+		if names[name] {
+			return 0, errors.New("duplicate capture group name")
 		}
-		return end + 1, `\` + string(c) + "{" + name + "}", nil
-	case c == 'k' && !inClass:
-		end := strings.IndexByte(s, '>')
-		if len(s) < 4 || s[2] != '<' || end < 0 || !names[s[3:end]] {
-			return 0, "", errors.New("invalid named reference")
-		}
-		if !syntaxOnly {
-			return 0, "", errors.New("backreferences are not supported")
-		}
-		return end + 1, "(?:)", nil
-	case '1' <= c && c <= '9' && !inClass:
-		digits := 1
-		for digits+1 < len(s) && '0' <= s[digits+1] && s[digits+1] <= '9' {
-			digits++
-		}
-		if n, err := strconv.Atoi(s[1 : 1+digits]); err != nil || n > groups {
-			return 0, "", errors.New("invalid escape")
-		}
-		if !syntaxOnly {
-			return 0, "", errors.New("backreferences are not supported")
-		}
-		return 1 + digits, "(?:)", nil
-	case strings.IndexByte(`^$\.*+?()[]{}|/`, c) >= 0 || (c == '-' && inClass):
-		return 2, s[:2], nil
+		names[name] = true
+		return end + 1, nil
 	}
-	return 0, "", fmt.Errorf(`invalid escape \%c`, c)
-}
-
-func translateUnicodeEscape(s string) (int, string, error) {
-	if strings.HasPrefix(s, `\u{`) {
-		end := strings.IndexByte(s, '}')
-		if end < 0 {
-			return 0, "", errors.New(`invalid \u escape`)
-		}
-		return end + 1, `\x{` + s[3:end] + `}`, nil
+	if strings.HasPrefix(s, "(?") {
+		return 0, errors.New("invalid group")
 	}
-	high, ok := hex4(s, 2)
-	if !ok {
-		return 0, "", errors.New(`invalid \u escape`)
-	}
-	if utf16.IsSurrogate(rune(high)) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-		if low, ok := hex4(s, 8); ok {
-			if r := utf16.DecodeRune(rune(high), rune(low)); r != utf8.RuneError {
-				return 12, fmt.Sprintf(`\x{%x}`, r), nil
-			}
-		}
-	}
-	return 6, fmt.Sprintf(`\x{%x}`, high), nil
-}
-
-func hex4(s string, at int) (uint64, bool) {
-	if len(s) < at+4 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[at:at+4], 16, 32)
-	return n, err == nil
+	return 1, nil
 }

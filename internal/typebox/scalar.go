@@ -29,7 +29,7 @@ func (c *checker) stringKeywords(ctx *errCtx, s *jsObject, path string, value st
 		}
 	}
 	if pattern, isPattern := stringKeyword(s, "pattern"); isPattern {
-		if re := c.cs.pattern(pattern); re != nil && !re.MatchString(value) {
+		if re := c.cs.pattern(pattern); re != nil && !c.test(re, value) {
 			ok = ctx.add("pattern", path, `must match pattern "`+pattern+`"`)
 		}
 	}

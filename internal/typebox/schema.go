@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dlclark/regexp2/v2"
 )
 
 // compiledSchema is a parsed schema, shared by every call that passes the
@@ -16,16 +17,17 @@ import (
 type compiledSchema struct {
 	root any
 	// regexps holds every pattern reachable from an analysed root, already
-	// translated and compiled.
-	regexps sync.Map // string -> *regexp.Regexp
+	// compiled.
+	regexps sync.Map // string -> *regexp2.Regexp
 	// members remembers, per union member, whether pi could compile it on
 	// its own (nil) or not (the error).
 	members sync.Map // *jsObject -> error
 }
 
-func (cs *compiledSchema) pattern(p string) *regexp.Regexp {
+// pattern is the compiled p, or nil when no analysed schema holds it.
+func (cs *compiledSchema) pattern(p string) *regexp2.Regexp {
 	re, _ := cs.regexps.Load(p)
-	r, _ := re.(*regexp.Regexp)
+	r, _ := re.(*regexp2.Regexp)
 	return r
 }
 
@@ -109,6 +111,11 @@ func (cs *compiledSchema) analyze(root, node any, seen map[*jsObject]bool) error
 				return err
 			}
 		}
+		if additional, ok := schemaKeyword(s, "additionalProperties"); ok && !ignoresAdditional(additional) {
+			if err := cs.addPattern(additionalPattern(patterns)); err != nil {
+				return err
+			}
+		}
 		addMap(patterns, true)
 	}
 	addMap(schemaMapKeyword(s, "properties"))
@@ -153,16 +160,29 @@ func (cs *compiledSchema) addPattern(p string) error {
 	if cs.pattern(p) != nil {
 		return nil
 	}
-	translated, err := jsPatternToGo(p, false)
-	var re *regexp.Regexp
-	if err == nil {
-		re, err = regexp.Compile(translated)
-	}
+	re, err := compilePattern(p)
 	if err != nil {
-		return fmt.Errorf("pattern %q cannot be run by Go's regexp: %w", p, err)
+		return fmt.Errorf("pattern %q is not a valid regular expression: %w", p, err)
 	}
 	cs.regexps.Store(p, re)
 	return nil
+}
+
+// additionalPattern is the expression TypeBox tests an object's keys with
+// for additionalProperties: every key of patternProperties as one
+// alternation in a group. TypeBox adds the property names, escaped and
+// anchored, which the caller checks by name instead. The group shifts the
+// patterns' group numbers, so a backreference such as \1 may mean another
+// group here than in patternProperties; TypeBox has the same quirk.
+func additionalPattern(patterns *jsObject) string {
+	return "(" + strings.Join(patterns.keys, "|") + ")"
+}
+
+// ignoresAdditional is TypeBox's IsAdditionalPropertiesIgnored: true and {}
+// accept every value, so TypeBox compiles no expression for them.
+func ignoresAdditional(schema any) bool {
+	o, isObject := schema.(*jsObject)
+	return schema == true || (isObject && len(o.keys) == 0)
 }
 
 // refTarget resolves a $ref at compile time. TypeBox throws a TypeError when

@@ -35,7 +35,7 @@ func Validate(toolName string, schema json.RawMessage, args map[string]any) (map
 	work := cloneJSON(received).(map[string]any)
 	coerced, err := cs.coerce(work, cs.root)
 	if err != nil {
-		return nil, err
+		return nil, evalError(toolName, err)
 	}
 	if m, ok := coerced.(map[string]any); ok {
 		work = m
@@ -43,12 +43,22 @@ func Validate(toolName string, schema json.RawMessage, args map[string]any) (map
 	c := &checker{cs: cs, root: cs.root}
 	valid, errs, err := c.run(work, true)
 	if err != nil {
-		return nil, err
+		return nil, evalError(toolName, err)
 	}
 	if valid {
 		return work, nil
 	}
 	return nil, errors.New(validationMessage(toolName, errs, received))
+}
+
+// evalError is an error that stopped an evaluation: what pi throws keeps
+// its text, a pattern that could not finish its match is named with the tool.
+func evalError(toolName string, err error) error {
+	var thrown jsThrow
+	if errors.As(err, &thrown) {
+		return thrown
+	}
+	return fmt.Errorf("tool %q: %w", toolName, err)
 }
 
 func validationMessage(toolName string, errs []schemaError, received map[string]any) string {
