@@ -3,131 +3,132 @@ package typebox
 import (
 	"strings"
 	"unicode"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/text/unicode/norm"
 )
 
-// The hostname and idn-hostname formats, with the punycode decoder that
-// TypeBox runs on xn-- labels.
+// The hostname and idn-hostname formats. TypeBox (typebox/build/format/idna)
+// checks the shape of a name itself and each internationalized label with
+// its own IDNA2008 tables: disallowed code points, contextual rules, the
+// bidi rule. Those tables are what golang.org/x/net/idna's registration
+// profile checks, so labels go through it; the shape rules stay TypeBox's.
 
+// registration validates an internationalized label with IDNA2008's
+// tables, hyphen, joiner and bidi rules. Case is mapped first: TypeBox
+// accepts upper-case letters.
+var registration = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.CheckJoiners(true), idna.CheckHyphens(true))
+
+// punycode decodes an A-label without validating what it decodes to.
+var punycode = idna.New()
+
+// isHostname is TypeBox's: labels of ASCII letters, digits and hyphens,
+// or A-labels (xn--) that decode to a valid internationalized label.
 func isHostname(s string) bool {
 	n := utf16Length(s)
 	if n == 0 || n > 253 || strings.HasSuffix(s, ".") {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if !isHostnameLabel(label) {
+		if n := utf16Length(label); n == 0 || n > 63 || !(isPunyLabel(label) || isASCIILabel(label)) {
 			return false
 		}
 	}
 	return true
 }
 
-func isHostnameLabel(label string) bool {
-	if n := utf16Length(label); n == 0 || n > 63 {
-		return false
-	}
-	if len(label) >= 4 && strings.EqualFold(label[:4], "xn--") {
-		// TypeBox then checks the decoded label against the IDNA tables;
-		// that part is not ported, any decodable non-ASCII label passes.
-		body := strings.ToLower(label[4:])
-		decoded, ok := punycodeDecode(body)
-		return ok && strings.LastIndexByte(body, '-') != 0 && strings.IndexFunc(decoded, func(r rune) bool { return r >= 0x80 }) >= 0
-	}
+func isASCIILabel(label string) bool {
 	return !strings.HasPrefix(label, "-") && !strings.HasSuffix(label, "-") &&
 		!(len(label) >= 4 && label[2:4] == "--") && asciiLabelRE.MatchString(label)
 }
 
-// punycodeDecode is TypeBox's RFC 3492 decoder, lowercase digits only.
-func punycodeDecode(s string) (string, bool) {
-	const base, tmin, tmax, maxRune = 36, 1, 26, 0x10FFFF
-	var out []rune
-	delim := strings.LastIndexByte(s, '-')
-	for j := 0; j < delim; j++ {
-		if s[j] >= 0x80 {
-			return "", false
-		}
-		out = append(out, rune(s[j]))
+// isPunyLabel is TypeBox's IsPunyLabel: an xn-- label, in any case, whose
+// body decodes to something not all ASCII that is a valid label itself.
+func isPunyLabel(label string) bool {
+	if len(label) < 4 || !strings.EqualFold(label[:4], "xn--") {
+		return false
 	}
-	n, i, bias := 128, 0, 72
-	for in := delim + 1; in < len(s); {
-		oldi, w := i, 1
-		for k := base; ; k += base {
-			if in >= len(s) {
-				return "", false
-			}
-			ch := s[in]
-			in++
-			var digit int
-			switch {
-			case 'a' <= ch && ch <= 'z':
-				digit = int(ch - 'a')
-			case '0' <= ch && ch <= '9':
-				digit = int(ch-'0') + 26
-			default:
-				return "", false
-			}
-			i += digit * w
-			if i > (maxRune+1)*(len(out)+1) {
-				// n would pass the last code point: fromCodePoint throws.
-				return "", false
-			}
-			t := k - bias
-			if k <= bias {
-				t = tmin
-			} else if k >= bias+tmax {
-				t = tmax
-			}
-			if digit < t {
-				break
-			}
-			w *= base - t
-		}
-		size := len(out) + 1
-		bias = punycodeAdapt(i-oldi, size, oldi == 0)
-		n += i / size
-		i %= size
-		if n > maxRune {
-			return "", false
-		}
-		out = append(out[:i], append([]rune{rune(n)}, out[i:]...)...)
-		i++
+	body := strings.ToLower(label[4:])
+	if strings.LastIndexByte(body, '-') == 0 {
+		return false
 	}
-	return string(out), true
+	decoded, err := punycode.ToUnicode("xn--" + body)
+	if err != nil || !hasNonASCII(decoded) {
+		return false
+	}
+	return isUnicodeLabel(decoded)
 }
 
-func punycodeAdapt(delta, points int, first bool) int {
-	if first {
-		delta /= 700
-	} else {
-		delta >>= 1
+// isUnicodeLabel is TypeBox's IsUnicodeLabel. Under UTS 46 x/net/idna
+// lets symbols and punctuation through (emoji, U+2010), which TypeBox's
+// permitted categories refuse. TypeBox also checks the context of the
+// CONTEXTO characters (a middle dot between two l's, say); that rule is not
+// ported, they pass anywhere.
+func isUnicodeLabel(label string) bool {
+	runes := []rune(label)
+	if len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
+		return false // this includes xn--, which x/net exempts
 	}
-	delta += delta / points
-	k := 0
-	for delta > (36-1)*26/2 {
-		delta /= 36 - 1
-		k += 36
+	for _, r := range runes {
+		if r != '-' && !strings.ContainsRune(contextO, r) && unicode.In(r, unicode.S, unicode.P) {
+			return false
+		}
 	}
-	return k + (36-1+1)*delta/(delta+38)
+	_, err := registration.ToASCII(label)
+	return err == nil
 }
 
-// isIdnHostname approximates TypeBox's IDNA check: labels of letters,
-// digits and hyphens, with the ASCII rules for ASCII labels.
+// contextO are the punctuation and symbols RFC 5892 permits in context.
+const contextO = "\u00b7\u0375\u05f3\u05f4\u30fb"
+
+func hasNonASCII(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= 0x80 }) >= 0
+}
+
+// hostnameMapping is TypeBox's NormalizeHostname before and after NFC:
+// fullwidth ASCII to ASCII, ignored code points removed, and the four full
+// stops to ".".
+var (
+	fullwidthMapping = strings.NewReplacer(fullwidthPairs()...)
+	ignoredMapping   = strings.NewReplacer(ignoredPairs()...)
+	fullStopMapping  = strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".")
+)
+
+func fullwidthPairs() []string {
+	var pairs []string
+	for r := rune(0xff01); r <= 0xff5e; r++ {
+		pairs = append(pairs, string(r), string(r-0xfee0))
+	}
+	return pairs
+}
+
+func ignoredPairs() []string {
+	pairs := []string{"\u00ad", "", "\u034f", "", "\u200b", ""}
+	for _, span := range [][2]rune{{0x180b, 0x180d}, {0xfe00, 0xfe0f}, {0xe0100, 0xe01ef}} {
+		for r := span[0]; r <= span[1]; r++ {
+			pairs = append(pairs, string(r), "")
+		}
+	}
+	return pairs
+}
+
+// isIdnHostname is TypeBox's IsIdnHostname: the name normalized, then every
+// label an A-label or a valid internationalized label; when any label
+// holds right-to-left characters, every label must satisfy the bidi rule,
+// which the registration profile checks across the whole name.
 func isIdnHostname(s string) bool {
 	if s == "" || strings.Contains(s, " ") {
 		return false
 	}
-	normalized := strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".").Replace(s)
+	normalized := fullStopMapping.Replace(ignoredMapping.Replace(norm.NFC.String(fullwidthMapping.Replace(s))))
 	if utf16Length(normalized) > 253 {
 		return false
 	}
 	for _, label := range strings.Split(normalized, ".") {
-		if n := utf16Length(label); n == 0 || n > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+		if n := utf16Length(label); n == 0 || n > 63 || !(isPunyLabel(label) || isUnicodeLabel(label)) {
 			return false
 		}
-		for _, r := range label {
-			if r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.M, r) {
-				return false
-			}
-		}
 	}
-	return true
+	_, err := registration.ToASCII(normalized)
+	return err == nil
 }
