@@ -1,10 +1,12 @@
 package typebox
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -117,13 +119,8 @@ func appendHashInput(b []byte, v any) []byte {
 		return b
 	case map[string]any:
 		b = append(b, 0x08)
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			if k != "constructor" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Slice(keys, func(i, j int) bool { return utf16Less(keys[i], keys[j]) })
+		keys := slices.SortedFunc(maps.Keys(x), utf16Compare)
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == "constructor" })
 		for _, k := range keys {
 			b = appendHashInput(b, k)
 			b = appendHashInput(b, x[k])
@@ -137,22 +134,19 @@ func appendHashInput(b []byte, v any) []byte {
 // ascending, then the rest. A Go map has no insertion order, so the rest are
 // sorted (by UTF-16 code units, like Array.prototype.sort).
 func jsKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, aIndex := arrayIndex(keys[i])
-		b, bIndex := arrayIndex(keys[j])
-		if aIndex && bIndex {
-			return a < b
+	return slices.SortedFunc(maps.Keys(m), func(x, y string) int {
+		a, aIndex := arrayIndex(x)
+		b, bIndex := arrayIndex(y)
+		switch {
+		case aIndex && bIndex:
+			return cmp.Compare(a, b)
+		case aIndex:
+			return -1
+		case bIndex:
+			return 1
 		}
-		if aIndex != bIndex {
-			return aIndex
-		}
-		return utf16Less(keys[i], keys[j])
+		return utf16Compare(x, y)
 	})
-	return keys
 }
 
 // arrayIndex reports whether key is a JavaScript array index: a canonical
@@ -168,14 +162,9 @@ func arrayIndex(key string) (uint64, bool) {
 	return n, true
 }
 
-func utf16Less(a, b string) bool {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return ua[i] < ub[i]
-		}
-	}
-	return len(ua) < len(ub)
+// utf16Compare orders strings by UTF-16 code units, as JavaScript does.
+func utf16Compare(a, b string) int {
+	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
 }
 
 func utf16Length(s string) int {
