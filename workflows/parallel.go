@@ -1,7 +1,8 @@
 package workflows
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -53,16 +54,21 @@ type heldEvent struct {
 	queued *activities.ToolQueue
 }
 
-func (h heldEvent) before(o heldEvent) bool {
+// compare orders two held events by that key: negative when h comes
+// first.
+func (h heldEvent) compare(o heldEvent) int {
 	switch {
 	case h.at != o.at:
-		return h.at < o.at
+		return cmp.Compare(h.at, o.at)
 	case h.end != o.end:
-		return !h.end
+		if h.end {
+			return 1
+		}
+		return -1
 	case h.index != o.index:
-		return h.index < o.index
+		return cmp.Compare(h.index, o.index)
 	}
-	return h.seq < o.seq
+	return cmp.Compare(h.seq, o.seq)
 }
 
 // batch is a parallel batch in flight.
@@ -205,7 +211,7 @@ func (b *batch) chainOf(id string) *chain {
 // when the next held event becomes due, or zero when none is held.
 func (l *loop) release(ctx workflow.Context) time.Time {
 	b := l.batch
-	sort.SliceStable(b.held, func(i, j int) bool { return b.held[i].before(b.held[j]) })
+	slices.SortStableFunc(b.held, heldEvent.compare)
 	elapsed := workflow.Now(ctx).Sub(b.start)
 	n := 0
 	for _, h := range b.held {

@@ -3,7 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +69,7 @@ func TestHeldEventOrder(t *testing.T) {
 	for len(events) > 0 {
 		best := 0
 		for i := range events {
-			if events[i].before(events[best]) {
+			if events[i].compare(events[best]) < 0 {
 				best = i
 			}
 		}
@@ -121,7 +121,7 @@ func TestHeldUpdatesNeverFollowTheirEnd(t *testing.T) {
 	b.hold(heldEvent{at: 0, end: true, index: 1, chain: other})
 	b.hold(heldEvent{at: 3, index: 0}) // sib's update, 3 ms by the wall clock
 	l.finished(sib, finalized{})       // sib reports 0 ms
-	sort.SliceStable(b.held, func(i, j int) bool { return b.held[i].before(b.held[j]) })
+	slices.SortStableFunc(b.held, heldEvent.compare)
 	var order []string
 	for _, h := range b.held {
 		order = append(order, fmt.Sprintf("%d end=%v at=%d", h.index, h.end, h.at))
