@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"go.temporal.io/sdk/workflow"
+	"maps"
+	"slices"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -18,7 +20,7 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		Turn:         l.turn,
 		ToolCalls:    l.toolCalls,
 		NextSeq:      l.events.last() + 1,
-		Allowed:      sortedKeys(l.allowed),
+		Allowed:      slices.Sorted(maps.Keys(l.allowed)),
 		Segments:     l.segments,
 		Hash:         l.context.HashAt(base),
 		Messages:     l.context.Since(base),

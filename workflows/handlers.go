@@ -3,7 +3,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -283,7 +284,7 @@ func (l *loop) state() RunState {
 		StopReason:       l.stopReason,
 		Usage:            l.usage,
 		PendingApprovals: l.pendingApprovals(),
-		AllowedTools:     sortedKeys(l.allowed),
+		AllowedTools:     slices.Sorted(maps.Keys(l.allowed)),
 		Model:            l.settings.Model,
 		ThinkingLevel:    thinkingLevel(l.settings.ModelOptions.Reasoning),
 		ToolExecution:    l.settings.ToolExecution,
@@ -302,15 +303,6 @@ func thinkingLevel(reasoning string) string {
 		return "off"
 	}
 	return reasoning
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // maxContextPageBytes bounds one QueryContext answer.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
@@ -147,7 +148,7 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 		return nil, errors.New(in.decodeErr)
 	}
 	now := workflow.Now(ctx).UnixMilli()
-	prompts := append([]agent.Message(nil), in.Prompts...)
+	prompts := slices.Clone(in.Prompts)
 	if in.Prompt != "" {
 		prompts = append(prompts, agent.UserText(in.Prompt, now))
 	}

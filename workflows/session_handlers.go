@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -158,7 +159,7 @@ func checkQueueMode(_ workflow.Context, r SettingRequest) error {
 // promptMessages builds a prompt's messages, as pi's Agent.prompt does.
 func (s *session) promptMessages(ctx workflow.Context, r PromptRequest) ([]agent.Message, error) {
 	now := workflow.Now(ctx).UnixMilli()
-	msgs := append([]agent.Message(nil), r.Messages...)
+	msgs := slices.Clone(r.Messages)
 	if r.Text != "" || len(r.Images) > 0 {
 		m := agent.UserText(r.Text, now)
 		m.Content = append(m.Content, r.Images...)

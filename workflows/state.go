@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -144,7 +145,7 @@ func (l *loop) newMessages() ([]agent.Message, []agent.MessageRange) {
 	if l.runStart >= l.context.Offset {
 		return l.context.Since(l.runStart), earlier
 	}
-	earlier = append(append([]agent.MessageRange(nil), earlier...),
+	earlier = append(slices.Clone(earlier),
 		agent.MessageRange{Segments: l.segments, From: l.runStart, To: l.context.Offset})
 	return l.context.Since(l.context.Offset), earlier
 }

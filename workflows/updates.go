@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"slices"
 
 	"go.temporal.io/sdk/workflow"
 )
@@ -41,7 +42,7 @@ func (u *updateLog) find(id string) (UpdateRecord, bool) {
 func (u *updateLog) add(r UpdateRecord) {
 	u.items = append(u.items, r)
 	if n := len(u.items) - maxRememberedUpdates; n > 0 {
-		u.items = append([]UpdateRecord(nil), u.items[n:]...)
+		u.items = slices.Clone(u.items[n:])
 	}
 }
 
