@@ -42,7 +42,7 @@ func (s *Sandbox) useBwrap() error {
 
 // probe runs `true` in a throwaway workspace and wants it to exit 0.
 func (s *Sandbox) probe() error {
-	ws, err := os.MkdirTemp("", "agentloop-sandbox-probe-")
+	ws, err := os.MkdirTemp("", tempPattern("probe"))
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (s *Sandbox) probe() error {
 			return err
 		}
 	}
-	out, err := os.CreateTemp("", "agentloop-sandbox-probe-out-")
+	out, err := os.CreateTemp("", tempPattern("probe-out"))
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ var (
 // nothing.
 func maskFile() string {
 	maskOnce.Do(func() {
-		f, err := os.CreateTemp("", "agentloop-sandbox-mask-")
+		f, err := os.CreateTemp("", tempPattern("mask"))
 		if err != nil {
 			maskPath = "/dev/null"
 			return

@@ -59,7 +59,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		return nil, fmt.Errorf("sandbox (landlock): the workspace %s holds paths hidden from commands (%s), which Landlock cannot hide inside a directory commands may write; use a workspace without them, or install bubblewrap",
 			ws, strings.Join(inside, ", "))
 	}
-	tmp, err := os.MkdirTemp("", "agentloop-sandbox-")
+	tmp, err := os.MkdirTemp("", tempPattern("cmd"))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port), socketFilter(spec.Network))
 	}
 	if err != nil {
-		os.RemoveAll(tmp)
+		removeOffThread(tmp)
 		return nil, err
 	}
 	args := append(s.cfg.Limits.prlimitArgs(), "--", spec.Shell, "-c", spec.Command)
@@ -85,12 +85,12 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(tmp)
+		removeOffThread(tmp)
 		return nil, err
 	}
 	p.Group = cmd.Process.Pid
 	return func() (Exit, error) {
-		defer os.RemoveAll(tmp)
+		defer removeOffThread(tmp)
 		return exitOf(cmd, cmd.Wait())
 	}, nil
 }

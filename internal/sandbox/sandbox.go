@@ -107,6 +107,7 @@ type Sandbox struct {
 // silently run unsandboxed.
 func New(cfg Config) (*Sandbox, error) {
 	cfg.Limits = cfg.Limits.withDefaults()
+	sweepStale()
 	s := &Sandbox{cfg: cfg, abi: landlockABI(), system: systemDirs(), hidden: existing(cfg.Hide)}
 	s.prlimit, _ = exec.LookPath("prlimit")
 	switch cfg.Mode {
