@@ -6,6 +6,7 @@ package tools_test
 // bash call, a victim workflow, a victim process and loopback listeners.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -162,11 +163,31 @@ func listen(t *testing.T, addr, text string) int {
 			if err != nil {
 				return
 			}
+			if strings.HasPrefix(text, "HTTP/") {
+				// An HTTP server answers after the request: one that
+				// writes first races the proxy's client, which may see the
+				// answer before its request went out and drop it as an
+				// unsolicited response on an idle connection.
+				readRequestHead(c)
+			}
 			c.Write([]byte(text))
 			c.Close()
 		}
 	}()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// readRequestHead reads up to the blank line that ends an HTTP request's
+// head (or 5 s, or an error).
+func readRequestHead(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil || line == "\r\n" || line == "\n" {
+			return
+		}
+	}
 }
 
 // startVictims starts a workflow of another "session" that nothing
