@@ -14,7 +14,7 @@ import (
 // reason outside the agent loop; each is listed in the README.
 var KnownDifferences = map[string]string{
 	"lone-surrogate-prompt":     "Go's JSON decoder replaces a lone UTF-16 surrogate with U+FFFD; JavaScript keeps it",
-	"validation-invalid-schema": "a pattern no engine can compile fails with Go's regexp error text, not V8's",
+	"validation-invalid-schema": "a pattern no engine can compile fails with the regexp2 engine's error text, not V8's",
 }
 
 // Case is a scenario with pi's trace for it.
