@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -128,14 +129,5 @@ func (r *Registry) Check(before, after []string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown hooks %q; this worker has beforeToolCall %q and afterToolCall %q",
-		unknown, keys(r.before), keys(r.after))
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+		unknown, slices.Sorted(maps.Keys(r.before)), slices.Sorted(maps.Keys(r.after)))
 }

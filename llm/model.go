@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -111,10 +112,5 @@ func (r *Registry) Model(ref agent.ModelRef) (Model, error) {
 
 // Providers returns the registered provider names, sorted.
 func (r *Registry) Providers() []string {
-	names := make([]string, 0, len(r.providers))
-	for n := range r.providers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(r.providers))
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -248,10 +248,7 @@ func (r *Registry) Get(name string) (Tool, bool) {
 
 // Names returns the registered names and those of the sources, sorted.
 func (r *Registry) Names() []string {
-	names := make([]string, 0, len(r.tools))
-	for n := range r.tools {
-		names = append(names, n)
-	}
+	names := slices.Collect(maps.Keys(r.tools))
 	for _, s := range r.sources {
 		for _, t := range s.List() {
 			if n := t.Definition().Name; r.tools[n] == nil {
@@ -259,7 +256,7 @@ func (r *Registry) Names() []string {
 			}
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return slices.Compact(names)
 }
 

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 
 	"go.temporal.io/sdk/client"
@@ -121,12 +122,7 @@ func ServerArgs() []string {
 		// eagerly waited 15-50 ms for it (measured by bench loop).
 		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000",
 	}
-	names := make([]string, 0, len(workflows.SearchAttributes))
-	for n := range workflows.SearchAttributes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(workflows.SearchAttributes)) {
 		args = append(args, "--search-attribute", n+"="+workflows.SearchAttributes[n])
 	}
 	return args

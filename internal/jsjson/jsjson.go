@@ -2,8 +2,9 @@ package jsjson
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,12 +30,7 @@ func Stringify(v any, o Options) string {
 
 // SortedKeys returns a map's keys in byte order.
 func SortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 func write(b *strings.Builder, v any, indent string, o Options) {

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -381,11 +382,7 @@ func (s *Server) addSearchAttributes(ctx context.Context, c client.Client, attrs
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(missing))
-	for n := range missing {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(missing))
 	return fmt.Errorf("search attributes %s added, not yet listed", strings.Join(names, ", "))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -78,12 +79,7 @@ func New(c *Config, opts Options) *Manager {
 
 // Servers returns the configured servers' names, sorted.
 func (m *Manager) Servers() []string {
-	names := make([]string, 0, len(m.servers))
-	for n := range m.servers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(m.servers))
 }
 
 // Start connects to every server at once and waits until each has
