@@ -3,7 +3,7 @@ package agentclient
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.temporal.io/api/operatorservice/v1"
@@ -32,7 +32,7 @@ func CheckSearchAttributes(ctx context.Context, c client.Client, namespace strin
 	if len(missing) == 0 {
 		return nil
 	}
-	sort.Strings(missing)
+	slices.Sort(missing)
 	return fmt.Errorf("search attributes missing; register them with `temporal operator search-attribute create %s`",
 		strings.Join(missing, " "))
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -209,8 +209,10 @@ func printBreakdown(w io.Writer, name string, evs []*historypb.HistoryEvent, sho
 		fmt.Fprintf(w, "  ActivityTaskStarted with the completion, so its id is later than its time):\n")
 		start := t.evs[from].GetEventTime().AsTime()
 		prev := start
-		line := append([]*historypb.HistoryEvent(nil), t.evs[from:to+1]...)
-		sort.SliceStable(line, func(i, j int) bool { return line[i].GetEventTime().AsTime().Before(line[j].GetEventTime().AsTime()) })
+		line := slices.Clone(t.evs[from : to+1])
+		slices.SortStableFunc(line, func(a, b *historypb.HistoryEvent) int {
+			return a.GetEventTime().AsTime().Compare(b.GetEventTime().AsTime())
+		})
 		for _, ev := range line {
 			at := ev.GetEventTime().AsTime()
 			fmt.Fprintf(w, "    %8.2f  %+7.2f  %-5d %-32s %s\n", ms(at.Sub(start)), ms(at.Sub(prev)), ev.GetEventId(), eventName(ev.GetEventType()), t.detail(ev))
@@ -248,16 +250,9 @@ func (t *timing) detail(ev *historypb.HistoryEvent) string {
 }
 
 func distinct(xs []int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	sort.Ints(out)
-	return out
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -282,8 +277,7 @@ func median(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Sorted(slices.Values(d))
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
 	}
@@ -296,8 +290,7 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Sorted(slices.Values(d))
 	i := int(q*float64(len(s))+0.999999) - 1
 	return s[max(0, min(len(s)-1, i))]
 }

@@ -1,14 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,11 +56,7 @@ func (r *rpcCounter) interceptor() grpc.UnaryClientInterceptor {
 func (r *rpcCounter) snapshot() map[string]rpcStat {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]rpcStat, len(r.n))
-	for k, v := range r.n {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(r.n)
 }
 
 // serve answers GET / with the counts as JSON on a loopback port, and
@@ -164,7 +162,7 @@ func rpcLine(m map[string]float64) string {
 		kvs = append(kvs, kv{k, v})
 		total += v
 	}
-	sort.Slice(kvs, func(i, j int) bool { return kvs[i].v > kvs[j].v || (kvs[i].v == kvs[j].v && kvs[i].k < kvs[j].k) })
+	slices.SortFunc(kvs, func(a, b kv) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.k, b.k)) })
 	var parts []string
 	for _, x := range kvs {
 		parts = append(parts, fmt.Sprintf("%s %.0f", x.k, x.v))

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -47,7 +47,7 @@ func benchSession(ctx context.Context, args []string) error {
 }
 
 func printPrompts(name string, d []time.Duration, h historySize) {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	slices.Sort(d)
 	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))].Round(time.Millisecond) }
 	fmt.Printf("%-26s %10v %10v %10v %6d ev %7.1f KB\n", name, q(0.5), q(0.9), q(1), h.events, float64(h.bytes)/1024)
 }

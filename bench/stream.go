@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -71,7 +71,7 @@ const streamDelayBudget = 300 * time.Millisecond
 type historySize struct{ events, bytes int }
 
 func printLatency(name string, d []time.Duration, h historySize) {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	slices.Sort(d)
 	q := func(p float64) time.Duration {
 		if len(d) == 0 {
 			return 0

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -331,7 +330,7 @@ func (r *Report) Print(w io.Writer) {
 	for t, n := range r.InterruptedTexts {
 		texts = append(texts, fmt.Sprintf("%dx %q", n, t))
 	}
-	sort.Strings(texts)
+	slices.Sort(texts)
 	for _, t := range texts {
 		p("  what the model got", "%s", t)
 	}

@@ -1,11 +1,12 @@
 package stack
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -101,7 +102,7 @@ func postgresBin() string {
 		return p
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) < version(dirs[j]) })
+	slices.SortFunc(dirs, func(a, b string) int { return cmp.Compare(version(a), version(b)) })
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if _, err := os.Stat(filepath.Join(dirs[i], "initdb")); err == nil {
 			return dirs[i]

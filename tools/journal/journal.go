@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -219,7 +219,7 @@ func (j *Journal) prune(cutoff time.Time, maxBytes int64, minAge time.Duration) 
 	}
 	// Oldest first; a record's file is rewritten when it completes, so
 	// its modification time is its last write.
-	sort.Slice(files, func(a, b int) bool { return files[a].mod.Before(files[b].mod) })
+	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
 	now := time.Now()
 	var st PruneStats
 	for _, f := range files {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,7 +150,7 @@ func TestJournalPruneBoundsAgeAndSize(t *testing.T) {
 		for _, r := range rs {
 			out = append(out, r.Key)
 		}
-		sort.Strings(out)
+		slices.Sort(out)
 		return out
 	}
 	write("day-old", 25*time.Hour)
