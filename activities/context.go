@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.temporal.io/sdk/activity"
@@ -168,7 +169,7 @@ func (a *Activities) saveSegments(ctx context.Context, ref ContextRef, t *agent.
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]agent.Segment(nil), ref.Segments[:keep]...), seg), nil
+	return append(slices.Clone(ref.Segments[:keep]), seg), nil
 }
 
 // resolveMessages resolves the stubs of messages, several blobs at a time:

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,8 +148,8 @@ func (u *updateSender) sendAt(r agent.ToolResult, at time.Duration) {
 	}
 	if n := len(u.pending) - limit; n > 0 {
 		u.dropped += n
-		u.pending = append([]agent.ToolResult(nil), u.pending[n:]...)
-		u.offsets = append([]time.Duration(nil), u.offsets[n:]...)
+		u.pending = slices.Clone(u.pending[n:])
+		u.offsets = slices.Clone(u.offsets[n:])
 	}
 	select {
 	case u.wake <- struct{}{}:

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -210,8 +211,6 @@ func callSafely[T any](f func() (T, error)) (out T, err error) {
 
 func cloneArgs(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	return out
 }

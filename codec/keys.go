@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -39,7 +40,7 @@ func NewKey(id string, secret []byte) (Key, error) {
 	if len(secret) != KeySize {
 		return Key{}, fmt.Errorf("codec key %q: %d bytes, want %d (AES-256)", id, len(secret), KeySize)
 	}
-	return Key{id: id, secret: append([]byte(nil), secret...)}, nil
+	return Key{id: id, secret: slices.Clone(secret)}, nil
 }
 
 // GenerateKey returns a new random key named id.
@@ -79,7 +80,7 @@ func NewKeys(keys ...Key) (Keys, error) {
 		}
 		seen[k.id] = true
 	}
-	return Keys{list: append([]Key(nil), keys...)}, nil
+	return Keys{list: slices.Clone(keys)}, nil
 }
 
 // ParseKeys parses "id:base64key,id:base64key" (commas or newlines between

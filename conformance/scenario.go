@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 
 	"github.com/durable-agents/agentloop/llm"
@@ -162,9 +163,7 @@ func (t ToolSpec) behaviorFor(callID string) (Behavior, error) {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return Behavior{}, fmt.Errorf("behavior of %s: %w", t.Name, err)
 		}
-		for k, v := range m {
-			merged[k] = v
-		}
+		maps.Copy(merged, m)
 	}
 	b, _ := json.Marshal(merged)
 	var out Behavior

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -43,9 +44,7 @@ func (t scenarioTool) PrepareArguments(args map[string]any) (map[string]any, err
 		return args, nil
 	}
 	out := make(map[string]any, len(args))
-	for k, v := range args {
-		out[k] = v
-	}
+	maps.Copy(out, args)
 	for _, r := range t.spec.PrepareArguments.RenameKeys {
 		v, has := out[r.from]
 		if _, taken := out[r.to]; has && !taken {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -46,7 +47,7 @@ func OffloadContent(ctx context.Context, b Blobs, scope string, cs []agent.Conte
 			return nil, err
 		}
 		if out == nil {
-			out = append([]agent.Content(nil), cs...)
+			out = slices.Clone(cs)
 		}
 		out[i] = agent.StubContent(c.Type, ref)
 	}
@@ -112,7 +113,7 @@ func ResolveContent(ctx context.Context, b Blobs, cs []agent.Content) ([]agent.C
 			return nil, &ContentError{Ref: *c.Blob, Err: fmt.Errorf("%w: not a content block", ErrCorrupt)}
 		}
 		if out == nil {
-			out = append([]agent.Content(nil), cs...)
+			out = slices.Clone(cs)
 		}
 		out[i] = full
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -93,9 +94,7 @@ func (t *runTracer) newRunSpan(opts *interceptor.TracerStartSpanOptions) *runSpa
 func (t *runTracer) MarshalSpan(span interceptor.TracerSpan) (map[string]string, error) {
 	if rs, ok := span.(*runSpan); ok {
 		m := make(map[string]string, len(rs.header))
-		for k, v := range rs.header {
-			m[k] = v
-		}
+		maps.Copy(m, rs.header)
 		return m, nil
 	}
 	return t.Tracer.MarshalSpan(span)

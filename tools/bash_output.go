@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -71,7 +72,7 @@ func (o *bashOutput) Write(b []byte) {
 			cut++
 		}
 		o.tailAtStart = o.tail[cut-1] == '\n'
-		o.tail = append([]byte(nil), o.tail[cut:]...)
+		o.tail = slices.Clone(o.tail[cut:])
 	}
 	switch {
 	case o.file != nil:

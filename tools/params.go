@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
@@ -114,9 +115,7 @@ func renderText(text string, data any) string {
 func decodeParams(args map[string]any, dst any) error {
 	t := reflect.TypeOf(dst).Elem()
 	fixed := make(map[string]any, len(args))
-	for k, v := range args {
-		fixed[k] = v
-	}
+	maps.Copy(fixed, args)
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -80,7 +81,7 @@ func (s *Server) Add(replies ...Reply) {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
+	return slices.Clone(s.reqs)
 }
 
 // Sent is how many events slow streams have written.

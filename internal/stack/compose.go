@@ -3,6 +3,7 @@ package stack
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,9 +75,7 @@ var HostOverrides = []string{
 // environment and the host's overrides.
 func renderConfig(templatePath string, c Compose, overrides map[string]string) ([]byte, error) {
 	env := map[string]string{}
-	for k, v := range c.ServerEnv {
-		env[k] = v
-	}
+	maps.Copy(env, c.ServerEnv)
 	for k, v := range overrides {
 		if !isOverride(k) {
 			return nil, fmt.Errorf("the stack may not override %s: it comes from docker-compose.yml", k)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -298,7 +299,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > 2*b.max {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+		b.buf = slices.Clone(b.buf[len(b.buf)-b.max:])
 	}
 	return len(p), nil
 }
