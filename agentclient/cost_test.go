@@ -198,10 +198,12 @@ func TestFastStreamHeartbeats(t *testing.T) {
 			p99 := delays[len(delays)*99/100]
 			t.Logf("%d deltas, delay p50 %v p99 %v max %v", len(delays), delays[len(delays)/2], p99, delays[len(delays)-1])
 			// The budget is 300 ms p99, which `go run ./bench stream` checks
-			// (here: 266-278 ms on an idle machine). CI runs every package's
-			// tests at once on two cores (485 ms seen), so this guard only
-			// catches a stream that goes at liveness pace while watched.
-			require.Less(t, p99, time.Second, "deltas reach a watcher promptly")
+			// (here: 266-278 ms on an idle machine). What the code
+			// guarantees is the pace: a heartbeat every StreamInterval while
+			// watched, against one every 10 s (liveness) while not. A loaded
+			// machine stretches the first, so the guard sits between the
+			// two: it catches a watched stream going at liveness pace.
+			require.Less(t, p99, 5*time.Second, "deltas reach a watcher at the watched pace, not the liveness one")
 		})
 	}
 }
@@ -233,12 +235,14 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 			}
 		})
 	}()
-	var delays []time.Duration
+	var delays, roundTrips []time.Duration
 	for i := range 9 {
 		time.Sleep(500 * time.Millisecond) // the watcher is back in its long poll
 		var st workflows.RunStatus
+		sent := time.Now()
 		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &st))
 		returned := time.Now()
+		roundTrips = append(roundTrips, returned.Sub(sent))
 		select {
 		case <-ended:
 		case <-time.After(10 * time.Second):
@@ -251,9 +255,12 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 		delays = append(delays, max(seen.Sub(returned), 0))
 	}
 	slices.Sort(delays)
-	t.Logf("event seen after the Update returned: p50 %v, max %v", delays[len(delays)/2], delays[len(delays)-1])
+	slices.Sort(roundTrips)
+	t.Logf("event seen after the Update returned: p50 %v, max %v (Update round trip p50 %v)",
+		delays[len(delays)/2], delays[len(delays)-1], roundTrips[len(roundTrips)/2])
 	// The median, not the maximum: one prompt delayed by a loaded machine
 	// says nothing about the long poll, a watcher that polls on a timer
-	// would be late every time.
-	require.Less(t, delays[len(delays)/2], time.Second)
+	// would be late every time. A loaded machine slows the watcher's poll
+	// as much as the Update's round trip, so the guard grows with that.
+	require.Less(t, delays[len(delays)/2], time.Second+roundTrips[len(roundTrips)/2])
 }
