@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,4 +55,40 @@ func TestFindByteLimit(t *testing.T) {
 	}
 	got := text(t, NewFindTool(ReadOptions{}), workspaceWith(t, files), map[string]any{"pattern": "*"})
 	wantContains(t, got, "\n\n[50.0KB limit reached]")
+}
+
+// BenchmarkFind walks a tree of 20,000 files in 2,000 directories, with a
+// .gitignore at the top and in every tenth directory, as find "file4.*"
+// does (2,000 results, under the byte limit).
+func BenchmarkFind(b *testing.B) {
+	ws := b.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(ws, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(".gitignore", "*.log\nbuild/\n/vendor/\n!keep.log\n")
+	for d := range 2000 {
+		dir := fmt.Sprintf("pkg%02d/sub%03d", d/100, d%100)
+		if d%10 == 0 {
+			write(dir+"/.gitignore", "*.tmp\n/generated/\n")
+		}
+		for f := range 10 {
+			write(fmt.Sprintf("%s/file%d.%s", dir, f, []string{"go", "log", "tmp", "txt", "md"}[f%5]), "")
+		}
+	}
+	find := NewFindTool(ReadOptions{})
+	for b.Loop() {
+		r, err := find.Execute(context.Background(), Call{Args: map[string]any{"pattern": "file4.*", "limit": 100000.0}, Workspace: ws})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := strings.Count(r.Content[0].Text, "\n") + 1; n != 2000 {
+			b.Fatalf("found %d files, want 2000", n)
+		}
+	}
 }

@@ -27,7 +27,9 @@ type ignoreRule struct {
 	dirOnly  bool
 }
 
-// parseGitignore turns .gitignore lines into rules (gitignore(5)).
+// parseGitignore turns .gitignore lines into rules (gitignore(5)). go-git's
+// plumbing/format/gitignore would replace this and the matching below, but
+// it reads "[!a]" and "!*/" otherwise than git (TestGitignore).
 func parseGitignore(base, text string) []ignoreRule {
 	var rules []ignoreRule
 	for _, line := range strings.Split(text, "\n") {
@@ -47,6 +49,12 @@ func parseGitignore(base, text string) []ignoreRule {
 		}
 		if strings.Contains(line, "/") {
 			r.anchored, line = true, strings.TrimPrefix(line, "/")
+		}
+		// A trailing "/**" matches what is inside, not the directory itself
+		// (git and fd keep "foo" for "foo/**", so "!foo/keep" can bring
+		// back foo/keep); doublestar's "**" would also match zero names.
+		if strings.HasSuffix(line, "/**") {
+			line += "/*"
 		}
 		// gitignore has no {a,b} alternation; doublestar would read one.
 		line = strings.NewReplacer("{", "\\{", "}", "\\}").Replace(line)
