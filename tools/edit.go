@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,7 +82,7 @@ func (t *EditTool) PrepareArguments(args map[string]any) (map[string]any, error)
 		return out, nil
 	}
 	edits, _ := out["edits"].([]any)
-	edits = append(append([]any(nil), edits...), map[string]any{"oldText": oldText, "newText": newText})
+	edits = append(slices.Clone(edits), map[string]any{"oldText": oldText, "newText": newText})
 	delete(out, "oldText")
 	delete(out, "newText")
 	out["edits"] = edits

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,11 +85,11 @@ func benchmarkSource(n int) []string {
 func BenchmarkEditDiff(b *testing.B) {
 	lines := benchmarkSource(20000)
 	old := strings.Join(lines, "\n") + "\n"
-	scattered := append([]string(nil), lines...)
+	scattered := slices.Clone(lines)
 	for i := 1000; i < len(scattered); i += 2000 {
 		scattered[i] = "\tx := 0 // changed"
 	}
-	rewrite := append([]string(nil), lines...)
+	rewrite := slices.Clone(lines)
 	for i := 10000; i < 10960; i++ {
 		if i%2 == 0 {
 			rewrite[i] = "\t// rewritten"

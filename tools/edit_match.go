@@ -1,8 +1,9 @@
 package tools
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -190,7 +191,9 @@ func applyEdits(raw string, edits []EditReplacement, path string) (string, error
 		}
 		matches = append(matches, m)
 	}
-	sort.Slice(matches, func(a, b int) bool { return matches[a].start < matches[b].start })
+	// Stable, as JavaScript's sort in pi: edits starting at one place are
+	// named in call order.
+	slices.SortStableFunc(matches, func(a, b editMatch) int { return cmp.Compare(a.start, b.start) })
 	for i := 1; i < len(matches); i++ {
 		prev, cur := matches[i-1], matches[i]
 		if prev.end > cur.start {

@@ -81,6 +81,8 @@ func TestEditErrors(t *testing.T) {
 		{"empty oldText", "f.txt", map[string]any{"edits": edits("", "x")}, "oldText must not be empty in f.txt."},
 		{"overlap", "f.txt", map[string]any{"edits": edits("alpha\nbeta", "x", "beta", "y")},
 			"edits[0] and edits[1] overlap in f.txt. Merge them into one edit or target disjoint regions."},
+		{"overlap at one start, named in call order", "f.txt", map[string]any{"edits": edits("alpha\nbeta", "x", "alpha", "y")},
+			"edits[0] and edits[1] overlap in f.txt. Merge them into one edit or target disjoint regions."},
 		{"no change", "f.txt", map[string]any{"edits": edits("alpha", "alpha")},
 			"No changes made to f.txt. The replacement produced identical content."},
 		{"no edits", "f.txt", map[string]any{"edits": []any{}},

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -104,12 +104,8 @@ func (t *LsTool) execute(ctx context.Context, call Call) (agent.ToolResult, erro
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := strings.ToLower(names[i]), strings.ToLower(names[j])
-		if a != b {
-			return a < b
-		}
-		return names[i] < names[j]
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a), strings.ToLower(b)), strings.Compare(a, b))
 	})
 	var out []string
 	limitReached := false

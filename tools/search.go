@@ -7,7 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -92,8 +92,8 @@ func newIgnorer(root, stop string, files *tree) *ignorer {
 	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
 		dirs = nil // root is the repository root
 	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		ig.top = append(ig.top, ig.load(dirs[i])...)
+	for _, dir := range slices.Backward(dirs) {
+		ig.top = append(ig.top, ig.load(dir)...)
 	}
 	return ig
 }
@@ -131,8 +131,8 @@ func (ig *ignorer) ignored(abs string, isDir bool, root string) bool {
 		}
 	}
 	rules := ig.top
-	for i := len(dirs) - 1; i >= 0; i-- {
-		rules = append(rules[:len(rules):len(rules)], ig.byDir[dirs[i]]...)
+	for _, dir := range slices.Backward(dirs) {
+		rules = append(slices.Clip(rules), ig.byDir[dir]...)
 	}
 	ignored := false
 	for _, r := range rules {
@@ -242,7 +242,7 @@ func (t *tree) walkDir(f *os.File, abs, rel string, fn fs.WalkDirFunc) error {
 			return err
 		}
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		childAbs, childRel := filepath.Join(abs, e.Name()), filepath.Join(rel, e.Name())
 		if err := fn(childAbs, e, nil); err != nil {
