@@ -11,7 +11,7 @@ import (
 )
 
 // Versions of what the stack runs: the tags of the compose file's images
-// (compose_test.go keeps them equal) built from source with `go install`.
+// (compose_test.go keeps them equal) built from source by scripts/lib.sh.
 const (
 	ServerVersion = "1.29.1"
 	UIVersion     = "2.42.1"
