@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	loadReps = flag.Int("load-reps", 2, "repetitions of the whole set in TestConformanceUnderLoad")
+	loadReps = flag.Int("load-reps", 1, "repetitions of the whole set in TestConformanceUnderLoad")
 	loadBurn = flag.Int("load-burn", runtime.NumCPU(), "CPU burners running during TestConformanceUnderLoad")
 )
 
@@ -71,7 +71,8 @@ func runScenarios(t *testing.T, dir string) {
 // that its load stays off the other tests' server. Its burners would
 // slow the timing of every other package's tests running beside it, so
 // it runs alone: scripts/test runs it with AGENTLOOP_LOAD_CONFORMANCE=1
-// after the other tests.
+// after the other tests, once (132 runs; `go run ./conformance/cmd/loadrun
+// -n 20` is the long run), which the test command's 15 minutes afford.
 func TestConformanceUnderLoad(t *testing.T) {
 	if testing.Short() || os.Getenv("AGENTLOOP_LOAD_CONFORMANCE") == "" {
 		t.Skip("a load run that keeps the cores busy: AGENTLOOP_LOAD_CONFORMANCE=1 runs it")
