@@ -31,7 +31,12 @@ func TestLostBashReportedWithinItsHeartbeatTimeout(t *testing.T) {
 	r := oneResultPerCall(t, res.Messages)["call-bash"]
 	require.True(t, r.IsError)
 	require.Contains(t, agent.TextOf(r.Content), lostWorkerText)
-	require.Less(t, took, 15*time.Second, "the lost bash was reported after the workflow's 30 s heartbeat timeout, not bash's 3 s")
+	// Reported after the workflow's 30 s heartbeat timeout, the run could
+	// not end before the kill's 30th second. Bash's 3 s ends it sooner,
+	// by as much as the second worker takes to start: 10 s on a machine
+	// running three test suites at once, so the guard sits below 30, not
+	// near 3.
+	require.Less(t, took, 25*time.Second, "the lost bash was reported after the workflow's 30 s heartbeat timeout, not bash's 3 s")
 }
 
 // The recovery path (workflows/lost.go, tools/journal): bash's worker journals the outcome and
