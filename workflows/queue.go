@@ -52,6 +52,12 @@ func checkQueuedMessage(m *agent.Message, allowEmpty bool) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	// The strings alone can be over the limit: refuse without encoding
+	// them. Encoding megabytes in a validator can take over a second of a
+	// starved CPU, which the SDK then fails as a deadlocked workflow task.
+	if n := contentBytes(m.Content); n > MaxQueuedMessageBytes {
+		return fmt.Errorf("message is at least %d bytes; the limit is %d", n, MaxQueuedMessageBytes)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -60,4 +66,14 @@ func checkQueuedMessage(m *agent.Message, allowEmpty bool) error {
 		return fmt.Errorf("message is %d bytes; the limit is %d", len(b), MaxQueuedMessageBytes)
 	}
 	return nil
+}
+
+// contentBytes is the length of the content's strings, a lower bound of
+// its JSON encoding.
+func contentBytes(content []agent.Content) int {
+	n := 0
+	for _, c := range content {
+		n += len(c.Text) + len(c.TextSignature) + len(c.Thinking) + len(c.ThinkingSignature) + len(c.Data) + len(c.MimeType)
+	}
+	return n
 }
