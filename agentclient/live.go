@@ -155,6 +155,12 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 			return ctx.Err()
 		case <-w.feed.news:
 			if _, err := w.feed.state(); err != nil {
+				if ctx.Err() != nil {
+					// The feed's long poll failed because ctx ended (a
+					// gRPC Canceled status, not ctx's error): say so as
+					// the ctx.Done case would have, had select picked it.
+					return ctx.Err()
+				}
 				return fmt.Errorf("history of %s: %w", workflowID, err)
 			}
 			return nil
