@@ -33,10 +33,11 @@ const (
 	ModelDeploy   = "crash-deploy"   // two slow_read turns, so a deploy can land in between
 	ModelApproval = "crash-approval" // one bash call that waits for a person, then appends to marker
 	// Long variants, for stopping a worker mid-way however long the next
-	// worker takes to start.
+	// worker takes to start. The held ones run until the test writes
+	// Release into the workspace.
 	ModelLongStream = "crash-long-stream" // ModelStream's first turn, LongStreamChunks long
-	ModelLongRead   = "crash-long-read"   // one slow_read call of 10 s
-	ModelLongBash   = "crash-long-bash"   // one bash call that sleeps 10 s, then appends to marker
+	ModelLongRead   = "crash-long-read"   // one slow_read call held until Release exists
+	ModelLongBash   = "crash-long-bash"   // one bash call held until Release exists, then appends to marker
 )
 
 // Names the worker registers.
@@ -55,6 +56,11 @@ const (
 	// line when the sleeping command begins.
 	Marker  = "marker"
 	Started = "started"
+	// Release is the file in the workspace whose existence lets the held
+	// tools go on: a test that stops a worker mid-tool writes it only once
+	// the stop is done, so the tool is still running however loaded the
+	// machine is.
+	Release = "release"
 	// StreamChunks and StreamDelay shape the stream script's first turn.
 	StreamChunks = 60
 	StreamDelay  = 100 * time.Millisecond
@@ -63,7 +69,7 @@ const (
 	BashJournal     = "echo done >> " + Marker + "; echo journaled-output"
 	BashPrepare     = "echo ran >> " + Marker + "; echo prepared-output"
 	BashApproved    = "echo approved >> " + Marker + "; echo approved-output"
-	BashLongSleep   = "echo started >> " + Started + "; sleep 10; echo done >> " + Marker
+	BashHeld        = "echo started >> " + Started + "; until [ -e " + Release + " ]; do sleep 0.05; done; echo done >> " + Marker
 	// LongStreamChunks is the long stream's length in chunks (12 s).
 	LongStreamChunks = 120
 )
@@ -109,8 +115,8 @@ func Scripts() map[string]llm.Script {
 			{Content: []agent.Content{agent.Text(LongStreamText()), agent.ToolCall("call-ls", "ls", map[string]any{})}},
 			done,
 		}},
-		ModelLongRead: {Responses: one(agent.ToolCall("call-read", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 10000}))},
-		ModelLongBash: {Responses: one(agent.ToolCall("call-bash", tools.BashToolName, map[string]any{"command": BashLongSleep}))},
+		ModelLongRead: {Responses: one(agent.ToolCall("call-read", SlowReadTool, map[string]any{"path": "notes.txt", "untilFile": Release}))},
+		ModelLongBash: {Responses: one(agent.ToolCall("call-bash", tools.BashToolName, map[string]any{"command": BashHeld}))},
 		ModelBash:     {Responses: one(agent.ToolCall("call-bash", tools.BashToolName, map[string]any{"command": BashSleepMarker}))},
 		ModelPrepare:  {Responses: one(agent.ToolCall("call-prep", tools.BashToolName, map[string]any{"command": BashPrepare}))},
 		ModelJournal:  {Responses: one(agent.ToolCall("call-journal", tools.BashToolName, map[string]any{"command": BashJournal}))},
@@ -144,8 +150,9 @@ func Models() *llm.Registry {
 	return r
 }
 
-// SlowRead is a read-only tool that sleeps before reading a file in the
-// workspace, so a test can kill its worker while it runs. It appends one
+// SlowRead is a read-only tool that sleeps sleepMs, or waits until the
+// workspace file untilFile exists, before reading a file in the workspace,
+// so a test can kill its worker while it runs. It appends one
 // line per attempt to SlowReadLog, which is how tests count executions.
 // Timeout is its start-to-close timeout; zero means SlowReadTimeout.
 type SlowRead struct{ Timeout time.Duration }
@@ -158,9 +165,9 @@ func (s SlowRead) Definition() tools.Definition {
 	}
 	return tools.Definition{
 		Name:        SlowReadTool,
-		Description: "Reads a file slowly: sleeps sleepMs milliseconds first.",
+		Description: "Reads a file slowly: sleeps sleepMs milliseconds, or until the workspace file untilFile exists, first.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string"},"sleepMs":{"type":"number"}},"required":["path"]}`),
+			`"path":{"type":"string"},"sleepMs":{"type":"number"},"untilFile":{"type":"string"}},"required":["path"]}`),
 		Workspace:  true,
 		Durability: tools.Durability{Retry: tools.RetrySafe, Timeout: timeout},
 	}
@@ -175,10 +182,8 @@ func (SlowRead) Execute(ctx context.Context, call tools.Call) (agent.ToolResult,
 			fmt.Sprintf("%s pid=%d call=%s key=%s", what, os.Getpid(), call.ID, call.IdempotencyKey))
 	}
 	logLine("start")
-	select {
-	case <-time.After(time.Duration(sleep) * time.Millisecond):
-	case <-ctx.Done():
-		return agent.ToolResult{}, fmt.Errorf("Operation aborted")
+	if err := hold(ctx, time.Duration(sleep)*time.Millisecond, call.Args["untilFile"], call.Workspace); err != nil {
+		return agent.ToolResult{}, err
 	}
 	b, err := os.ReadFile(filepath.Join(call.Workspace, path))
 	if err != nil {
@@ -186,6 +191,32 @@ func (SlowRead) Execute(ctx context.Context, call tools.Call) (agent.ToolResult,
 	}
 	logLine("end")
 	return agent.TextResult(string(b)), nil
+}
+
+// hold waits d, or until the workspace file untilFile (when it is a
+// non-empty string) exists, or until ctx ends.
+func hold(ctx context.Context, d time.Duration, untilFile any, workspace string) error {
+	name, _ := untilFile.(string)
+	if name == "" {
+		select {
+		case <-time.After(d):
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("Operation aborted")
+		}
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(filepath.Join(workspace, name)); err == nil {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("Operation aborted")
+		}
+	}
 }
 
 // BlockingHook is a before hook that writes prepare-<call id>.<pid> into dir

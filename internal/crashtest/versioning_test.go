@@ -89,7 +89,7 @@ func TestDeployNewVersion(t *testing.T) {
 	var st workflows.RunStatus
 	update(t, e, s, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "read"}, &st)
 	log := e.path(crashtest.SlowReadLog)
-	e.waitFor("the pinned run's 10 s tool running on v1", 30*time.Second, func() bool {
+	e.waitFor("the pinned run's held tool running on v1", 30*time.Second, func() bool {
 		for _, l := range lines(log, "start") {
 			if strings.Contains(l, "key="+a+"/") {
 				return true
@@ -106,6 +106,7 @@ func TestDeployNewVersion(t *testing.T) {
 	desc := e.cli("worker", "deployment", "describe", "--name", workflows.DeploymentName)
 	e.logf("after the deploy:\n%s", desc)
 	require.Contains(t, desc, "v2")
+	release(t, e)
 
 	b := "new-run"
 	e.start(b, e.input(crashtest.ModelDeploy, crashtest.SlowReadTool))
