@@ -29,7 +29,7 @@ const (
 	ModelBash     = "crash-bash"     // one bash call that sleeps then appends to marker
 	ModelPrepare  = "crash-prepare"  // one bash call behind the blocking before hook
 	ModelJournal  = "crash-journal"  // one bash call whose outcome the journal records
-	ModelRestart  = "crash-restart"  // one slow_read call that sleeps through a server restart
+	ModelRestart  = "crash-restart"  // one slow_read call held until Release exists, for a server restart
 	ModelDeploy   = "crash-deploy"   // two slow_read turns, so a deploy can land in between
 	ModelApproval = "crash-approval" // one bash call that waits for a person, then appends to marker
 	// Long variants, for stopping a worker mid-way however long the next
@@ -121,7 +121,7 @@ func Scripts() map[string]llm.Script {
 		ModelPrepare:  {Responses: one(agent.ToolCall("call-prep", tools.BashToolName, map[string]any{"command": BashPrepare}))},
 		ModelJournal:  {Responses: one(agent.ToolCall("call-journal", tools.BashToolName, map[string]any{"command": BashJournal}))},
 		ModelApproval: {Responses: one(agent.ToolCall("call-approve", tools.BashToolName, map[string]any{"command": BashApproved}))},
-		ModelRestart:  {Responses: one(agent.ToolCall("call-restart", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 4000}))},
+		ModelRestart:  {Responses: one(agent.ToolCall("call-restart", SlowReadTool, map[string]any{"path": "notes.txt", "untilFile": Release}))},
 		ModelDeploy: {Responses: []llm.ScriptedResponse{
 			{Content: []agent.Content{agent.ToolCall("call-d1", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 3000})}},
 			{Content: []agent.Content{agent.ToolCall("call-d2", SlowReadTool, map[string]any{"path": "notes.txt", "sleepMs": 100})}},

@@ -15,8 +15,8 @@ import (
 )
 
 // The dev server stopped (SIGINT; it takes 2-5 s to shut down) while a tool
-// sleeps, and started again on the same SQLite file and port once the tool
-// has finished: the worker process, never restarted, reconnects; the tool's
+// runs, and started again on the same SQLite file and port once the tool
+// has finished (the test releases it once the server is down): the worker process, never restarted, reconnects; the tool's
 // result, which the SDK retries to report for 10 s (defaultRPCTimeout),
 // reaches the restarted server; the run completes without running the tool
 // again. slow_read runs with a 30 s start-to-close timeout here, so the
@@ -48,6 +48,7 @@ func TestServerRestartMidRun(t *testing.T) {
 	down := time.Now()
 	e.stopServer()
 	e.logf("dev server stopped in %v", time.Since(down).Round(time.Millisecond))
+	release(t, e)
 	e.waitFor("slow_read finished while the server is down", 30*time.Second, func() bool { return len(lines(log, "end")) == 1 })
 	time.Sleep(300 * time.Millisecond)
 	e.startServer()
