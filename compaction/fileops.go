@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // FileOps are the paths the read, write and edit tool calls named, each
@@ -58,22 +59,12 @@ func ComputeFileLists(ops FileOps) Details {
 			readOnly = append(readOnly, f)
 		}
 	}
-	slices.SortFunc(readOnly, jsCompare)
-	modified = slices.Compact(slices.SortedFunc(slices.Values(modified), jsCompare))
+	slices.SortFunc(readOnly, jsjson.CompareUTF16)
+	modified = slices.Compact(slices.SortedFunc(slices.Values(modified), jsjson.CompareUTF16))
 	if modified == nil {
 		modified = []string{}
 	}
 	return Details{ReadFiles: readOnly, ModifiedFiles: modified}
-}
-
-func jsCompare(a, b string) int {
-	switch {
-	case jsLess(a, b):
-		return -1
-	case jsLess(b, a):
-		return 1
-	}
-	return 0
 }
 
 // FormatFileOperations is the text appended to a summary: the lists in

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // toolResultMaxChars is how much of a tool result's text the summarizer is
@@ -80,7 +81,7 @@ func SerializeConversation(messages []agent.Message) string {
 // formatArguments writes key=JSON pairs in JavaScript's key order.
 func formatArguments(args map[string]any) string {
 	pairs := make([]string, 0, len(args))
-	for _, k := range jsKeys(args) {
+	for _, k := range jsjson.Keys(args) {
 		pairs = append(pairs, k+"="+jsStringify(args[k]))
 	}
 	return strings.Join(pairs, ", ")

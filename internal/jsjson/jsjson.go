@@ -1,9 +1,11 @@
 package jsjson
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,8 +97,32 @@ func write(b *strings.Builder, v any, indent string, o Options) {
 		}
 		b.WriteString("}")
 	default:
-		writeString(b, fmt.Sprint(x))
+		write(b, plain(x), indent, o)
 	}
+}
+
+// plain turns any other Go value (json.Number, sized ints, structs, typed
+// maps) into the values JSON decoding gives, which is what JavaScript would
+// hold; a value encoding/json cannot encode is null.
+func plain(v any) any {
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return float64(rv.Int())
+	case rv.CanUint():
+		return float64(rv.Uint())
+	case rv.CanFloat():
+		return rv.Float()
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(data, &out) != nil {
+		return nil
+	}
+	return out
 }
 
 func writeString(b *strings.Builder, s string) {

@@ -64,9 +64,9 @@ func jsStringToNumber(s string) (float64, bool) {
 func jsNumberString(f float64) string { return jsjson.NumberString(f) }
 
 // jsonStringify is JSON.stringify(v, null, 2) for decoded JSON, keys in
-// JavaScript's order (see jsKeys).
+// JavaScript's order (see jsjson.Keys).
 func jsonStringify(v any) string {
-	return jsjson.Stringify(v, jsjson.Options{Indent: "  ", Keys: jsKeys})
+	return jsjson.Stringify(v, jsjson.Options{Indent: "  ", Keys: jsjson.Keys})
 }
 
 // normalizeArgs turns whatever the caller built into the values

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // coerce is pi-ai's coerceWithJsonSchema. It changes maps and slices inside
@@ -107,7 +109,7 @@ func (cs *compiledSchema) coerceObject(value map[string]any, s *jsObject) error 
 	if !ok {
 		return nil
 	}
-	for _, key := range jsKeys(value) {
+	for _, key := range jsjson.Keys(value) {
 		if props != nil {
 			if _, defined := props.vals[key]; defined {
 				continue

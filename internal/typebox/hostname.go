@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/net/idna"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // The hostname and idn-hostname formats. TypeBox (typebox/build/format/idna)
@@ -25,12 +27,12 @@ var punycode = idna.New()
 // isHostname is TypeBox's: labels of ASCII letters, digits and hyphens,
 // or A-labels (xn--) that decode to a valid internationalized label.
 func isHostname(s string) bool {
-	n := utf16Length(s)
+	n := jsjson.LengthUTF16(s)
 	if n == 0 || n > 253 || strings.HasSuffix(s, ".") {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if n := utf16Length(label); n == 0 || n > 63 || !(isPunyLabel(label) || isASCIILabel(label)) {
+		if n := jsjson.LengthUTF16(label); n == 0 || n > 63 || !(isPunyLabel(label) || isASCIILabel(label)) {
 			return false
 		}
 	}
@@ -121,11 +123,11 @@ func isIdnHostname(s string) bool {
 		return false
 	}
 	normalized := fullStopMapping.Replace(ignoredMapping.Replace(norm.NFC.String(fullwidthMapping.Replace(s))))
-	if utf16Length(normalized) > 253 {
+	if jsjson.LengthUTF16(normalized) > 253 {
 		return false
 	}
 	for _, label := range strings.Split(normalized, ".") {
-		if n := utf16Length(label); n == 0 || n > 63 || !(isPunyLabel(label) || isUnicodeLabel(label)) {
+		if n := jsjson.LengthUTF16(label); n == 0 || n > 63 || !(isPunyLabel(label) || isUnicodeLabel(label)) {
 			return false
 		}
 	}

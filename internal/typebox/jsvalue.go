@@ -1,15 +1,14 @@
 package typebox
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf16"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // JavaScript value semantics the keywords depend on: equality for const and
@@ -119,7 +118,7 @@ func appendHashInput(b []byte, v any) []byte {
 		return b
 	case map[string]any:
 		b = append(b, 0x08)
-		keys := slices.SortedFunc(maps.Keys(x), utf16Compare)
+		keys := slices.SortedFunc(maps.Keys(x), jsjson.CompareUTF16)
 		keys = slices.DeleteFunc(keys, func(k string) bool { return k == "constructor" })
 		for _, k := range keys {
 			b = appendHashInput(b, k)
@@ -128,51 +127,6 @@ func appendHashInput(b []byte, v any) []byte {
 		return b
 	}
 	return b
-}
-
-// jsKeys is the order JavaScript gives an object's keys: array indexes
-// ascending, then the rest. A Go map has no insertion order, so the rest are
-// sorted (by UTF-16 code units, like Array.prototype.sort).
-func jsKeys(m map[string]any) []string {
-	return slices.SortedFunc(maps.Keys(m), func(x, y string) int {
-		a, aIndex := arrayIndex(x)
-		b, bIndex := arrayIndex(y)
-		switch {
-		case aIndex && bIndex:
-			return cmp.Compare(a, b)
-		case aIndex:
-			return -1
-		case bIndex:
-			return 1
-		}
-		return utf16Compare(x, y)
-	})
-}
-
-// arrayIndex reports whether key is a JavaScript array index: a canonical
-// decimal below 2^32-1.
-func arrayIndex(key string) (uint64, bool) {
-	if key == "" || len(key) > 10 || (len(key) > 1 && key[0] == '0') {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(key, 10, 64)
-	if err != nil || n >= 1<<32-1 {
-		return 0, false
-	}
-	return n, true
-}
-
-// utf16Compare orders strings by UTF-16 code units, as JavaScript does.
-func utf16Compare(a, b string) int {
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
-}
-
-func utf16Length(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
 }
 
 // describeNonSchema is how V8 prints a primitive in the TypeError TypeBox

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/dlclark/regexp2/v2"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // objectInstance is an object being validated, with its keys in the order
@@ -15,7 +17,7 @@ type objectInstance struct {
 
 // objectKeywords checks the object keywords in TypeBox's order.
 func (c *checker) objectKeywords(ctx *errCtx, s *jsObject, path string, value map[string]any) bool {
-	obj := objectInstance{props: value, keys: jsKeys(value)}
+	obj := objectInstance{props: value, keys: jsjson.Keys(value)}
 	run := newKeywordRun(ctx)
 	_ = run.next(c.checkRequired(ctx, s, path, obj)) &&
 		run.next(c.checkAdditionalProperties(ctx, s, path, obj)) &&

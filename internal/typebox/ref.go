@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // resolveRef finds a local $ref ("#" or "#/json/pointer") the way TypeBox's
@@ -82,7 +84,7 @@ func pointerGet(node any, tokens []string) (any, bool) {
 				current = float64(len(n))
 				continue
 			}
-			i, ok := arrayIndex(t)
+			i, ok := jsjson.ArrayIndex(t)
 			if !ok || i >= uint64(len(n)) {
 				return nil, false
 			}

@@ -3,6 +3,8 @@ package typebox
 import (
 	"math"
 	"unicode/utf8"
+
+	"github.com/durable-agents/agentloop/internal/jsjson"
 )
 
 // String and number keywords. None of them applies a schema, so unlike the
@@ -10,7 +12,7 @@ import (
 
 func (c *checker) stringKeywords(ctx *errCtx, s *jsObject, path string, value string) bool {
 	ok := true
-	units, points := utf16Length(value), utf8.RuneCountInString(value)
+	units, points := jsjson.LengthUTF16(value), utf8.RuneCountInString(value)
 	// TypeBox counts code points, with a shortcut on the UTF-16 length whose
 	// `limit << 1` truncates to int32 like any JavaScript shift.
 	if limit, isNum := numberKeyword(s, "minLength"); isNum {
