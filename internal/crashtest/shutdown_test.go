@@ -29,7 +29,8 @@ import (
 // handOverLimit is what a SIGTERM'd worker's interrupted attempt may wait
 // before another worker starts it again: half the 30 s heartbeat timeout
 // that handing over at once replaces (issue 13). The hand-off itself takes
-// well under a second on an idle machine; bench/README.md has the figures.
+// well under a second on an idle machine (docs/operations.md has the
+// figures the tests log); a loaded one stretches it, never to the timeout.
 const handOverLimit = 15 * time.Second
 
 // term sends SIGTERM to a worker and waits for it to exit.
