@@ -55,7 +55,8 @@ func runContentWorker(ctx context.Context, args []string) error {
 		return fmt.Errorf("-offload %q: want stubs or sdk", *offload)
 	}
 	st := benchStore()
-	opts := client.Options{HostPort: *address, Logger: quiet()}
+	opts := client.Options{HostPort: *address, Logger: quiet(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: workflows.WorkerDialOptions()}}
 	if *offload == offloadSDK {
 		opts.ExternalStorage = sdkStorage(st)
 	}

@@ -204,7 +204,7 @@ func runLoopWorker(ctx context.Context, args []string) error {
 	}
 	rpcs := newRPCCounter()
 	c, err := client.Dial(client.Options{HostPort: *address, Logger: quiet(), ConnectionOptions: client.ConnectionOptions{
-		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(rpcs.interceptor())},
+		DialOptions: append(workflows.WorkerDialOptions(), grpc.WithChainUnaryInterceptor(rpcs.interceptor())),
 	}})
 	if err != nil {
 		return err

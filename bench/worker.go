@@ -76,7 +76,8 @@ func runWorker(ctx context.Context, args []string) error {
 	address := fs.String("address", "localhost:7233", "")
 	queue := fs.String("queue", "", "")
 	_ = fs.Parse(args)
-	c, err := client.Dial(client.Options{HostPort: *address, Logger: quiet()})
+	c, err := client.Dial(client.Options{HostPort: *address, Logger: quiet(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: workflows.WorkerDialOptions()}})
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,7 @@ func main() {
 		z.Fatal("telemetry: " + err.Error())
 	}
 	tel.Apply(&opts)
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, workflows.WorkerDialOptions()...)
 	c, err := client.Dial(opts)
 	if err != nil {
 		z.Fatal("dial temporal: " + err.Error())

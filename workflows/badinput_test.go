@@ -329,7 +329,9 @@ func badMessages() []struct {
 }
 
 // Bad steer, followUp and approve Updates are refused by the validators with
-// the reason, leave nothing in history, and the run goes on.
+// the reason, leave nothing in history, and the run goes on. (A 3 MB
+// message's refusal is refused by the server unless the worker trims it:
+// workflows.TrimRejections.)
 func TestBadInputUpdatesAreRefused(t *testing.T) {
 	var ran atomic.Int32
 	h := badGuardedHarness(t, nil, &ran)
@@ -354,7 +356,7 @@ func TestBadInputUpdatesAreRefused(t *testing.T) {
 		t.Run(name+"/3 MB, over the payload limit", func(t *testing.T) {
 			_, err := update(t, h.c, run, name, agent.UserText(strings.Repeat("x", 3<<20), 0))
 			require.Error(t, err, "accepted")
-			t.Logf("refused: %v", err)
+			require.Contains(t, err.Error(), "message is at least 3145728 bytes; the limit is 1048576")
 		})
 	}
 	approves := []struct {
@@ -704,4 +706,40 @@ func TestBadInputToolCallArgumentsNearThePayloadLimit(t *testing.T) {
 			badPayloadsUnderLimit(t, h, run)
 		})
 	}
+}
+
+// A 3 MB steering message that reaches the worker in a normal workflow task
+// (here beside a Signal sent while no worker polled) is refused with the
+// validator's reason, and the run goes on. Without workflows.TrimRejections
+// the refusal carries the 3 MB request back, and the server terminates the
+// run ("Message type temporal.api.update.v1.Rejection exceeds size limit").
+func TestOversizedUpdateInANormalWorkflowTask(t *testing.T) {
+	var ran atomic.Int32
+	h := badGuardedHarness(t, nil, &ran)
+	run := badGuarded(t, h)
+	ctx := context.Background()
+
+	h.stopWorker()
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalSteer, map[string]any{"content": "by signal"}))
+	refused := make(chan error, 1)
+	go func() {
+		_, err := update(t, h.c, run, workflows.UpdateSteer, agent.UserText(strings.Repeat("x", 3<<20), 0))
+		refused <- err
+	}()
+	h.startWorker()
+	select {
+	case err := <-refused:
+		require.Error(t, err, "accepted")
+		require.Contains(t, err.Error(), "message is at least 3145728 bytes; the limit is 1048576")
+	case <-time.After(time.Minute):
+		t.Fatal("the Update got no answer")
+	}
+
+	// The run waits for its approval still, with the Signal's message queued.
+	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 1 && len(s.Steering) == 1 })
+	_, err := update(t, h.c, run, workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
+	require.NoError(t, err)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.Equal(t, int32(1), ran.Load())
 }

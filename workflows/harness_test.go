@@ -35,6 +35,7 @@ type harness struct {
 	scripted   *llm.ScriptedProvider
 	mu         sync.Mutex
 	requests   []llm.Request
+	stopWorker func()
 }
 
 func newHarness(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
@@ -64,13 +65,21 @@ func newHarnessStore(t *testing.T, c client.Client, st store.Blobs, script []llm
 	}))
 	h.acts = activities.New(h.c, st, models, tools.NewRegistry(ts...), h.hooks)
 	h.acts.HeartbeatInterval = 50 * time.Millisecond // with the throttle below: aborts reach tools fast
+	h.startWorker()
+	return h
+}
+
+// startWorker starts a worker on the harness's queue; stopWorker stops it.
+func (h *harness) startWorker() {
+	h.t.Helper()
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond
 	w := worker.New(h.c, h.queue, opts)
 	workflows.Register(w, h.acts)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return h
+	require.NoError(h.t, w.Start())
+	var once sync.Once
+	h.stopWorker = func() { once.Do(w.Stop) }
+	h.t.Cleanup(h.stopWorker)
 }
 
 // input is a run of the scripted model with the named tools.

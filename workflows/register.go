@@ -36,11 +36,21 @@ const AbortLatency = 200 * time.Millisecond
 // poll (measured: a 16-call batch took 11-14 workflow tasks instead of 4-5).
 const EagerToolCalls = 32
 
+// DeadlockDetectionTimeout is how long workflow code may run without
+// yielding before the SDK fails the workflow task. The SDK decodes an
+// Update's argument inside the workflow before any validator runs:
+// decoding a 3 MB steering message, which the validator then refuses, took
+// over the SDK's 1 s default on a machine running three test suites at
+// once, and the failed task dropped the Update. Still well inside the 10 s workflow task
+// timeout.
+const DeadlockDetectionTimeout = 5 * time.Second
+
 // WorkerOptions are the worker options the agent loop needs.
 func WorkerOptions() worker.Options {
 	eager := EagerToolCalls
 	return worker.Options{
 		MaxHeartbeatThrottleInterval:                AbortLatency,
 		MaxEagerActivityReservationsPerWorkflowTask: &eager,
+		DeadlockDetectionTimeout:                    DeadlockDetectionTimeout,
 	}
 }

@@ -95,6 +95,8 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		ClientOptions: &client.Options{
 			HostPort: o.HostPort,
 			Logger:   log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+			// Tests run workers on this client.
+			ConnectionOptions: client.ConnectionOptions{DialOptions: workflows.WorkerDialOptions()},
 		},
 		DBFilename: o.DBFile,
 		EnableUI:   o.UI,

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 var (
@@ -39,7 +40,8 @@ func Client(t testing.TB) client.Client {
 
 func connect() (client.Client, error) {
 	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
-		return client.Dial(client.Options{HostPort: addr, Logger: Logger()})
+		return client.Dial(client.Options{HostPort: addr, Logger: Logger(),
+			ConnectionOptions: client.ConnectionOptions{DialOptions: workflows.WorkerDialOptions()}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -59,9 +59,10 @@ func run() error {
 	}
 	var out io.Writer = os.Stderr
 	c, err := client.Dial(client.Options{
-		HostPort: *address,
-		Identity: fmt.Sprintf("crashtest-%s-%d", *variant, os.Getpid()),
-		Logger:   log.NewStructuredLogger(slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))),
+		HostPort:          *address,
+		Identity:          fmt.Sprintf("crashtest-%s-%d", *variant, os.Getpid()),
+		Logger:            log.NewStructuredLogger(slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: workflows.WorkerDialOptions()},
 	})
 	if err != nil {
 		return err
