@@ -276,12 +276,12 @@ func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
 // SteerAt queues a steering message at an offset from the call's start in
 // a tool's simulated time (tools.TimedRunControl).
 func (r runControl) SteerAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, ToolCallID: r.callID, Offset: at})
+	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
 }
 
 // FollowUpAt queues a follow-up at an offset from the call's start.
 func (r runControl) FollowUpAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Offset: at})
+	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
 }
 
 // Abort cancels the run's tools in this process before it signals the

@@ -212,6 +212,10 @@ type ToolQueue struct {
 	// order (instant, then call order), not in the order they arrive.
 	ToolCallID string        `json:"toolCallId,omitempty"`
 	Offset     time.Duration `json:"offset,omitempty"`
+	// Attempt is the execute activity's attempt that queued it: a call's
+	// messages are those of one attempt, its latest (workflows/attempts.go).
+	// Zero (signals recorded before it existed) keeps every message.
+	Attempt int32 `json:"attempt,omitempty"`
 }
 
 // AbortRequest is the payload of the abort Update and Signal.

@@ -251,6 +251,9 @@ func (l *loop) toolUpdate(u activities.ToolUpdate) {
 // queued in pi's order whichever signal arrives first; elsewhere (one call
 // at a time) arrival is pi's order.
 func (l *loop) toolQueued(q activities.ToolQueue) {
+	if !l.keepsAttempt(q) {
+		return
+	}
 	if l.batch != nil && q.ToolCallID != "" {
 		if c := l.batch.chainOf(q.ToolCallID); c != nil {
 			at := q.Offset.Milliseconds()
@@ -263,10 +266,11 @@ func (l *loop) toolQueued(q activities.ToolQueue) {
 }
 
 func (l *loop) queueFromTool(q activities.ToolQueue) {
+	from := toolAttempt{callID: q.ToolCallID, attempt: q.Attempt}
 	if q.FollowUp {
-		l.followUps.push(q.Message)
+		l.followUps.pushFrom(q.Message, from)
 	} else {
-		l.steering.push(q.Message)
+		l.steering.pushFrom(q.Message, from)
 	}
 }
 

@@ -17,9 +17,31 @@ const MaxQueuedMessageBytes = 1 << 20
 type queue struct {
 	mode  agent.QueueMode
 	items []agent.Message
+	// from[i] is the tool call attempt that queued items[i] (zero for a
+	// person's message). It is nil until a tool queues a message, and kept
+	// only while the run's workflow runs: queues are polled at turn
+	// boundaries, where continue-as-new happens, after every call ended.
+	from []toolAttempt
 }
 
-func (q *queue) push(m agent.Message) { q.items = append(q.items, m) }
+// toolAttempt is one attempt of a tool call's execute activity.
+type toolAttempt struct {
+	callID  string
+	attempt int32
+}
+
+func (q *queue) push(m agent.Message) { q.pushFrom(m, toolAttempt{}) }
+
+func (q *queue) pushFrom(m agent.Message, from toolAttempt) {
+	if from != (toolAttempt{}) && (q.from == nil || len(q.from) != len(q.items)) {
+		// A queue set from a run's input or a continue-as-new has no from.
+		q.from = make([]toolAttempt, len(q.items))
+	}
+	q.items = append(q.items, m)
+	if q.from != nil {
+		q.from = append(q.from, from)
+	}
+}
 
 func (q *queue) drain() []agent.Message {
 	if len(q.items) == 0 {
@@ -27,12 +49,36 @@ func (q *queue) drain() []agent.Message {
 	}
 	if q.mode == agent.QueueAll {
 		all := q.items
-		q.items = nil
+		q.items, q.from = nil, nil
 		return all
+	}
+	if len(q.from) == len(q.items) {
+		q.from = q.from[1:]
+	} else {
+		q.from = nil
 	}
 	first := q.items[0]
 	q.items = q.items[1:]
 	return []agent.Message{first}
+}
+
+// dropEarlierAttempts removes the messages an earlier attempt of the call
+// queued and reports how many it removed.
+func (q *queue) dropEarlierAttempts(callID string, attempt int32) int {
+	if len(q.from) != len(q.items) {
+		return 0
+	}
+	dropped := 0
+	items, from := q.items[:0], q.from[:0]
+	for i, m := range q.items {
+		if f := q.from[i]; f.callID == callID && f.attempt < attempt {
+			dropped++
+			continue
+		}
+		items, from = append(items, m), append(from, q.from[i])
+	}
+	q.items, q.from = items, from
+	return dropped
 }
 
 // checkQueuedMessage validates a steering or follow-up message. A missing

@@ -67,7 +67,10 @@ type loop struct {
 	normalTurns int
 	pending     []string // tool calls started and not yet ended, in call order
 	rawArgs     map[string]map[string]any
-	usage       agent.Usage
+	// queuedAttempt is, per tool call, the latest attempt of its execute
+	// activity that queued a message (attempts.go).
+	queuedAttempt map[string]int32
+	usage         agent.Usage
 	// toolCalls counts the tool calls the budget let through (budget.go);
 	// budgetRefused is why it refused one, which stops the run before its
 	// next model turn.
@@ -111,18 +114,19 @@ type loop struct {
 
 func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Message) *loop {
 	l := &loop{
-		cfg:       cfg,
-		settings:  cfg,
-		tools:     map[string]activities.ToolInfo{},
-		context:   agent.NewTranscript(cfg.SystemPrompt),
-		steering:  queue{mode: cfg.SteeringMode},
-		followUps: queue{mode: cfg.FollowUpMode},
-		events:    eventLog{first: 1},
-		status:    statusStarting,
-		rawArgs:   map[string]map[string]any{},
-		approvals: map[string]*approval{},
-		allowed:   map[string]bool{},
-		wake:      workflow.NewBufferedChannel(ctx, 1),
+		cfg:           cfg,
+		settings:      cfg,
+		tools:         map[string]activities.ToolInfo{},
+		context:       agent.NewTranscript(cfg.SystemPrompt),
+		steering:      queue{mode: cfg.SteeringMode},
+		followUps:     queue{mode: cfg.FollowUpMode},
+		events:        eventLog{first: 1},
+		status:        statusStarting,
+		rawArgs:       map[string]map[string]any{},
+		queuedAttempt: map[string]int32{},
+		approvals:     map[string]*approval{},
+		allowed:       map[string]bool{},
+		wake:          workflow.NewBufferedChannel(ctx, 1),
 	}
 	l.context.Append(messages...)
 	if n := len(messages); n > 0 {

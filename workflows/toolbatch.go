@@ -136,6 +136,7 @@ func shouldTerminate(done []finalized) bool {
 func (l *loop) startCall(call agent.Content) {
 	l.pending = append(l.pending, call.ID)
 	l.rawArgs[call.ID] = call.Arguments
+	delete(l.queuedAttempt, call.ID)
 	l.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
 }
 
