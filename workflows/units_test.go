@@ -128,3 +128,36 @@ func TestHeldUpdatesNeverFollowTheirEnd(t *testing.T) {
 	}
 	require.Equal(t, []string{"0 end=false at=0", "0 end=true at=0", "1 end=true at=0"}, order)
 }
+
+// A queue knows which tool call attempt queued each message, also after
+// one-at-a-time drains and when it started from a run's input, so that a
+// retried call's earlier messages can leave it (attempts.go).
+func TestQueueDropsEarlierAttempts(t *testing.T) {
+	text := func(s string) agent.Message { return agent.UserText(s, 0) }
+	texts := func(ms []agent.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, agent.TextOf(m.Content))
+		}
+		return out
+	}
+	q := queue{mode: agent.QueueOneAtATime, items: []agent.Message{text("from the input")}}
+	q.pushFrom(text("c1 attempt 1, first"), toolAttempt{"c1", 1})
+	q.push(text("a person"))
+	q.pushFrom(text("c2 attempt 1"), toolAttempt{"c2", 1})
+	q.pushFrom(text("c1 attempt 1, second"), toolAttempt{"c1", 1})
+	require.Equal(t, []string{"from the input"}, texts(q.drain()))
+	require.Equal(t, 0, q.dropEarlierAttempts("c1", 1), "attempt 1 is not earlier than itself")
+	require.Equal(t, 2, q.dropEarlierAttempts("c1", 2))
+	q.pushFrom(text("c1 attempt 2"), toolAttempt{"c1", 2})
+	require.Equal(t, []string{"a person", "c2 attempt 1", "c1 attempt 2"}, texts(q.items))
+	require.Equal(t, 0, q.dropEarlierAttempts("c1", 2))
+
+	q.mode = agent.QueueAll
+	require.Equal(t, []string{"a person", "c2 attempt 1", "c1 attempt 2"}, texts(q.drain()))
+	require.Empty(t, q.from)
+	q.items = []agent.Message{text("after continue-as-new")} // as carry.go sets it
+	q.pushFrom(text("c3 attempt 1"), toolAttempt{"c3", 1})
+	require.Equal(t, 1, q.dropEarlierAttempts("c3", 2))
+	require.Equal(t, []string{"after continue-as-new"}, texts(q.items))
+}
