@@ -85,6 +85,12 @@ func (t *BashTool) run(ctx context.Context, command, dir string, req *agent.Sand
 	r.Close()
 
 	exit, err := proc.Wait()
+	if err != nil && (res.timedOut || res.aborted) {
+		// Stopped by the timeout or the abort before bwrap reported the
+		// command's own exit (a loaded machine can spend the whole
+		// timeout in bwrap's set-up): the stop is the outcome.
+		return res, nil
+	}
 	if err != nil {
 		return res, err
 	}
