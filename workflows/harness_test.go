@@ -105,6 +105,11 @@ func (h *harness) events(run client.WorkflowRun) []agent.Event {
 	return testenv.Events(h.t, h.c, run)
 }
 
+// settleTimeout bounds the waits for a state a run reaches on its own (a
+// seam, a pending approval): the run guarantees it will, not how soon, and
+// three test suites on two cores took over 30 s for one continue-as-new.
+const settleTimeout = 2 * time.Minute
+
 // waitState polls the state Query until ok accepts it.
 func (h *harness) waitState(run client.WorkflowRun, ok func(workflows.RunState) bool) workflows.RunState {
 	h.t.Helper()
@@ -115,7 +120,7 @@ func (h *harness) waitState(run client.WorkflowRun, ok func(workflows.RunState) 
 			return false
 		}
 		return ok(st)
-	}, 30*time.Second, 20*time.Millisecond)
+	}, settleTimeout, 20*time.Millisecond)
 	return st
 }
 

@@ -25,7 +25,7 @@ func latestState(t *testing.T, h *harness, id string, ok func(workflows.RunState
 			return false
 		}
 		return ok(st)
-	}, 30*time.Second, 20*time.Millisecond)
+	}, settleTimeout, 20*time.Millisecond)
 	return st
 }
 

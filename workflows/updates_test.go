@@ -37,7 +37,7 @@ func (h *harness) waitSeam(id, prev string) string {
 		info := d.RawResponse.GetWorkflowExecutionInfo()
 		now = info.GetExecution().GetRunId()
 		return now != prev && info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
-	}, 30*time.Second, 20*time.Millisecond, "no continue-as-new after run %s", prev)
+	}, settleTimeout, 20*time.Millisecond, "no continue-as-new after run %s", prev)
 	return now
 }
 
@@ -49,7 +49,7 @@ func (h *harness) waitLatest(id string, ok func(workflows.RunState) bool) {
 		resp, err := h.c.QueryWorkflow(context.Background(), id, "", workflows.QueryState)
 		var st workflows.RunState
 		return err == nil && resp.Get(&st) == nil && ok(st)
-	}, 30*time.Second, 20*time.Millisecond)
+	}, settleTimeout, 20*time.Millisecond)
 }
 
 func (h *harness) latestRun(id string) string {
