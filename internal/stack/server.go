@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -392,5 +393,13 @@ func logTail(path string) string {
 	if err != nil {
 		return "no log " + path
 	}
-	return fmt.Sprintf("the end of %s:\n%s", path, tail(b, 3000))
+	// The server's last words are a stack trace; the reason is in its
+	// last error or fatal line.
+	reason := ""
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if bytes.Contains(line, []byte(`"level":"fatal"`)) || bytes.Contains(line, []byte(`"level":"error"`)) {
+			reason = string(line[:min(len(line), 1500)])
+		}
+	}
+	return fmt.Sprintf("last error: %s\nthe end of %s:\n%s", reason, path, tail(b, 2000))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,17 +133,9 @@ func TestStackUpRestartDown(t *testing.T) {
 	dir, err := os.MkdirTemp("", "stack-test-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	ports, err := FreePorts()
-	require.NoError(t, err)
-	pgPort, err := FreePorts()
-	require.NoError(t, err)
-	o := Options{Dir: dir, Ports: ports, PostgresPort: pgPort.Frontend}
-	if b.UI != "" {
-		o.UIPort = pgPort.FrontendHTTP
-	}
 	ctx := context.Background()
 	start := time.Now()
-	s, err := Up(ctx, o)
+	s, err := upOnFreePorts(t, ctx, dir, b.UI != "")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Down() })
 	t.Logf("stack up in %v", time.Since(start).Round(time.Millisecond))
@@ -199,4 +192,27 @@ func TestLibShInstallsTheseVersions(t *testing.T) {
 	require.Contains(t, lib, `TEMPORAL_SERVER_DIR_NAME="`+ServerDir+`"`)
 	require.Contains(t, lib, `TEMPORAL_UI_MODULE="`+UIModule+`"`)
 	require.Contains(t, lib, `TEMPORAL_UI_DIR_NAME="`+UIDir+`"`)
+}
+
+// upOnFreePorts brings the stack up on ports free a moment ago. Another
+// test process can bind one of them first (three test suites at once
+// did), so a stack whose server or PostgreSQL found its port taken is
+// brought up again on others.
+func upOnFreePorts(t *testing.T, ctx context.Context, dir string, ui bool) (*Stack, error) {
+	require.NoError(t, os.Chmod(dir, 0o755)) // PostgreSQL's user reaches each try's directory through it
+	for try := 1; ; try++ {
+		ports, err := FreePorts()
+		require.NoError(t, err)
+		pgPort, err := FreePorts()
+		require.NoError(t, err)
+		o := Options{Dir: filepath.Join(dir, strconv.Itoa(try)), Ports: ports, PostgresPort: pgPort.Frontend}
+		if ui {
+			o.UIPort = pgPort.FrontendHTTP
+		}
+		s, err := Up(ctx, o)
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+		t.Logf("a port was taken; again on others: %v", err)
+	}
 }
