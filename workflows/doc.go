@@ -34,6 +34,8 @@
 //	compact.go           context compaction (pi-coding-agent's, durable)
 //	carry.go             continue-as-new: what a run carries into the next
 //	lost.go              a tool call whose worker was lost: the journal lookup
+//	attempts.go          a retried tool call keeps one attempt's queued messages
 //	versioning.go        worker versioning: pinned runs, auto-upgrading sessions
 //	visibility.go        search attributes and the run's status for the Web UI
+//	rejections.go        TrimRejections: a refused large Update must not end the run
 package workflows

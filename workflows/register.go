@@ -12,6 +12,8 @@ import (
 // Register registers the agent loop workflows and their activities on a
 // worker, with their versioning behaviours (versioning.go), which apply
 // when the worker uses Worker Deployment Versioning.
+// A worker of one's own also wants WorkerOptions, and WorkerDialOptions on
+// its client's connection (rejections.go).
 func Register(w worker.Registry, acts *activities.Activities) {
 	RegisterWorkflows(w)
 	w.RegisterActivity(acts)
