@@ -121,7 +121,9 @@ func TestBashTimeoutKillsProcessTree(t *testing.T) {
 			if got != "Command timed out after 0.5 seconds" {
 				t.Errorf("error %q", got)
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			// The tree's sleeps last 3000 s: a call back within a minute
+			// was ended by its timeout, however loaded the machine.
+			if d := time.Since(start); d > time.Minute {
 				t.Errorf("took %v", d)
 			}
 			readLines(t, filepath.Join(ws, "started"), 1) // the tree did start
