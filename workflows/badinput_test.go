@@ -501,7 +501,7 @@ func TestBadInputAbortSignalPayloads(t *testing.T) {
 			} else {
 				require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.SignalAbort, tc.arg))
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 			defer cancel()
 			var res workflows.AgentLoopResult
 			err := run.Get(ctx, &res)
@@ -568,15 +568,17 @@ func TestBadInputHugeToolError(t *testing.T) {
 			return agent.ToolResult{}, errors.New(bigText)
 		}))
 	run := h.start(h.input("go", "fails"))
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	// Seconds when the error is capped; with it uncapped the run never
+	// ends (the refused completion leaves the attempt to its timeout).
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	var res workflows.AgentLoopResult
 	if err := run.Get(ctx, &res); badStillRunning(err) {
 		// Stuck: the activity's completion was refused by the server, and
 		// the attempt waits for its heartbeat timeout to run the tool again.
 		_ = h.c.TerminateWorkflow(context.Background(), run.GetID(), run.GetRunID(), "test: stuck on an oversized tool error")
-		t.Fatalf("(activities/tools.go ExecuteToolCall): a tool error of %d bytes is returned uncapped (agent.ErrorResult(err.Error()) skips capResult); the activity's completion exceeds the payload limit, the run is stuck after 8 s and the tool would run again (ran %d times so far)",
-			len(bigText), runs.Load())
+		t.Fatalf("(activities/tools.go ExecuteToolCall): a tool error of %d bytes is returned uncapped (agent.ErrorResult(err.Error()) skips capResult); the activity's completion exceeds the payload limit, the run is stuck after %v and the tool would run again (ran %d times so far)",
+			len(bigText), settleTimeout, runs.Load())
 	}
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	results := badToolResults(t, h, run)

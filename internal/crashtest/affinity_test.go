@@ -38,13 +38,13 @@ func TestToolsStayOnTheirHost(t *testing.T) {
 	id := "affinity"
 	e.start(id, e.input(crashtest.ModelJournal, tools.BashToolName))
 	j := &journal.Journal{Dir: filepath.Join(e.dir, "journal")}
-	e.waitFor("bash outcome journaled on host a", 30*time.Second, func() bool {
+	e.waitFor("bash outcome journaled on host a", reachTimeout, func() bool {
 		rs, _ := j.Records()
 		return len(rs) == 1 && rs[0].State == journal.StateCompleted
 	})
 	b := e.startWorker("b", "-host", "host-b", "-journal", "-bash-heartbeat", "3s")
 	e.killWorker(a, "host a dies after journaling, before reporting")
-	e.waitFor("the lookup waiting on host a's queue", 30*time.Second, func() bool {
+	e.waitFor("the lookup waiting on host a's queue", reachTimeout, func() bool {
 		found, _, _ := e.pendingActivity(id, journal.LookupActivity)
 		return found
 	})

@@ -3,7 +3,6 @@ package crashtest_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -40,13 +39,18 @@ func TestKillWorkerWhileSessionWaitsForApproval(t *testing.T) {
 	var started workflows.RunStatus
 	require.NoError(t, agentclient.Update(ctx, e.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, &started))
 
-	state := func() workflows.RunState {
+	// A Query is answered by a workflow task, which a loaded machine or a
+	// dead worker delays past the Query's deadline: the waits retry it.
+	status := func() string {
 		st, err := agentclient.State(ctx, e.c, id)
-		require.NoError(t, err)
-		return st
+		if err != nil {
+			return ""
+		}
+		return st.Status
 	}
-	e.waitFor("the call to wait for approval", 30*time.Second, func() bool { return state().Status == "waiting_approval" })
-	st := state()
+	e.waitFor("the call to wait for approval", reachTimeout, func() bool { return status() == "waiting_approval" })
+	st, err := agentclient.State(ctx, e.c, id)
+	require.NoError(t, err)
 	require.Len(t, st.PendingApprovals, 1)
 	require.Equal(t, "call-approve", st.PendingApprovals[0].ToolCallID)
 
@@ -56,7 +60,7 @@ func TestKillWorkerWhileSessionWaitsForApproval(t *testing.T) {
 	require.NoError(t, agentclient.Update(ctx, e.c, id, workflows.UpdateApprove,
 		workflows.ApproveRequest{ToolCallID: "call-approve", Decision: agent.ApprovalAllow}, &left))
 	require.Zero(t, left.Pending)
-	e.waitFor("the run to end", runTimeout, func() bool { return state().Status == "idle" })
+	e.waitFor("the run to end", runTimeout, func() bool { return status() == "idle" })
 
 	require.Len(t, lines(e.path(crashtest.Marker), "approved"), 1, "the approved command ran once")
 	events := e.events(id)

@@ -24,7 +24,7 @@ func TestKillWorkerWhileModelTurnReadsContext(t *testing.T) {
 	w1 := e.startWorker("w1")
 	id := "context"
 	e.start(id, e.input(crashtest.ModelContext, crashtest.BigOutputTool))
-	e.waitFor("turn 2 streaming", 60*time.Second, func() bool {
+	e.waitFor("turn 2 streaming", reachTimeout, func() bool {
 		_, _, hb := e.pendingActivity(id, modelActivity)
 		return hb != nil && hb.Turn == 2 && hb.Seq >= 5
 	})
@@ -84,7 +84,7 @@ func TestKillWorkerDuringCompaction(t *testing.T) {
 	in.Compaction = &agent.CompactionConfig{ContextWindow: 20000, ReserveTokens: 4096, KeepRecentTokens: 13000}
 	e.start(id, in)
 	log := filepath.Join(e.dir, crashtest.SummariesLog)
-	e.waitFor("the summarizer writing on w1", 60*time.Second, func() bool {
+	e.waitFor("the summarizer writing on w1", reachTimeout, func() bool {
 		b, _ := os.ReadFile(log)
 		return strings.Contains(string(b), "pid="+itoa(w1.pid()))
 	})

@@ -305,8 +305,8 @@ func (e *env) startWorker(name string, args ...string) *proc {
 	case <-ready:
 	case <-p.done:
 		e.t.Fatalf("worker %s exited before it was ready", name)
-	case <-time.After(30 * time.Second):
-		e.t.Fatalf("worker %s not ready after 30s", name)
+	case <-time.After(reachTimeout):
+		e.t.Fatalf("worker %s not ready after %v", name, reachTimeout)
 	}
 	e.logf("worker %s started (pid %d) %s", name, p.pid(), strings.Join(args[6:], " "))
 	return p

@@ -23,8 +23,13 @@ const (
 	// stopped heartbeating (workflows/parallel.go, timeoutText).
 	lostWorkerText = "the worker running it stopped responding"
 	// runTimeout bounds a run that must outlive a lost worker: the 30 s
-	// heartbeat timeout of workflows/stages.go and turn.go, plus margin.
-	runTimeout = 90 * time.Second
+	// heartbeat timeout of workflows/stages.go and turn.go, plus margin for
+	// a loaded machine, where a dev server or worker takes 10-15 s to start.
+	runTimeout = 3 * time.Minute
+	// reachTimeout bounds the wait for a state a run reaches on its own (a
+	// tool running, a call waiting for approval): a second idle, 30 s and
+	// more with three test suites on two cores. Only a hang reaches it.
+	reachTimeout = 2 * time.Minute
 )
 
 // A worker killed while a model turn streams: the turn's heartbeats stop, the
@@ -37,7 +42,7 @@ func TestKillWorkerWhileModelStreams(t *testing.T) {
 	id := "stream"
 	e.start(id, e.input(crashtest.ModelStream, "ls"))
 	var seq int64
-	e.waitFor("model turn streaming (live heartbeat seq >= 10)", 30*time.Second, func() bool {
+	e.waitFor("model turn streaming (live heartbeat seq >= 10)", reachTimeout, func() bool {
 		_, _, hb := e.pendingActivity(id, modelActivity)
 		if hb != nil {
 			seq = hb.Seq
@@ -87,7 +92,7 @@ func TestKillWorkerWhileReadOnlyToolRuns(t *testing.T) {
 	id := "readonly"
 	e.start(id, e.input(crashtest.ModelReadOnly, crashtest.SlowReadTool))
 	log := e.path(crashtest.SlowReadLog)
-	e.waitFor("slow_read attempt 1 running", 30*time.Second, func() bool { return len(lines(log, "start")) == 1 })
+	e.waitFor("slow_read attempt 1 running", reachTimeout, func() bool { return len(lines(log, "start")) == 1 })
 	e.killWorker(w1, "while slow_read sleeps")
 	killed := time.Now()
 	e.startWorker("w2")
@@ -135,7 +140,7 @@ func TestKillWorkerWhileBashRuns(t *testing.T) {
 	w1 := e.startWorker("w1")
 	id := "bash"
 	e.start(id, e.input(crashtest.ModelBash, tools.BashToolName))
-	e.waitFor("bash command running", 30*time.Second, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.waitFor("bash command running", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
 	e.killWorker(w1, "while bash sleeps")
 	killed := time.Now()
 	e.startWorker("w2")
@@ -176,7 +181,7 @@ func TestKillWorkerBetweenPrepareAndExecute(t *testing.T) {
 	in.BeforeToolCall = []string{crashtest.BlockHook}
 	e.start(id, in)
 	hookMarker := filepath.Join(e.dir, "prepare-call-prep.")
-	e.waitFor("before hook entered on w1 (tool_execution_start emitted)", 30*time.Second, func() bool {
+	e.waitFor("before hook entered on w1 (tool_execution_start emitted)", reachTimeout, func() bool {
 		_, err := os.Stat(hookMarker + itoa(w1.pid()))
 		return err == nil
 	})

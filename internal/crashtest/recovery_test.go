@@ -21,7 +21,7 @@ func TestLostBashReportedWithinItsHeartbeatTimeout(t *testing.T) {
 	w1 := e.startWorker("w1", "-bash-heartbeat", "3s")
 	id := "heartbeat"
 	e.start(id, e.input(crashtest.ModelBash, tools.BashToolName))
-	e.waitFor("bash command running", 30*time.Second, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.waitFor("bash command running", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
 	e.killWorker(w1, "while bash sleeps")
 	killed := time.Now()
 	e.startWorker("w2", "-bash-heartbeat", "3s")
@@ -54,7 +54,7 @@ func TestKillWorkerAfterJournaledOutcome(t *testing.T) {
 	id := "journal"
 	e.start(id, e.input(crashtest.ModelJournal, tools.BashToolName))
 	j := &journal.Journal{Dir: filepath.Join(e.dir, "journal")}
-	e.waitFor("bash outcome journaled on w1", 30*time.Second, func() bool {
+	e.waitFor("bash outcome journaled on w1", reachTimeout, func() bool {
 		rs, _ := j.Records()
 		return len(rs) == 1 && rs[0].State == journal.StateCompleted
 	})

@@ -72,7 +72,7 @@ func TestSigtermWorkerWhileModelStreams(t *testing.T) {
 	workers := []*proc{e.startWorker("w1", "-stop-timeout", grace.String()), e.startWorker("w2", "-stop-timeout", grace.String())}
 	id := "stream-sigterm"
 	e.start(id, e.input(crashtest.ModelLongStream, "ls"))
-	e.waitFor("model turn streaming (live heartbeat seq >= 5)", 30*time.Second, func() bool {
+	e.waitFor("model turn streaming (live heartbeat seq >= 5)", reachTimeout, func() bool {
 		_, _, hb := e.pendingActivity(id, modelActivity)
 		return hb != nil && hb.Seq >= 5
 	})
@@ -146,7 +146,7 @@ func TestSigtermWorkerWhileBashRuns(t *testing.T) {
 	w1 := e.startWorker("w1", "-journal", "-stop-timeout", grace.String())
 	id := "bash-sigterm"
 	e.start(id, e.input(crashtest.ModelLongBash, tools.BashToolName))
-	e.waitFor("bash command running on w1", 30*time.Second, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.waitFor("bash command running on w1", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
 	e.startWorker("w2", "-journal")
 	sent, _ := e.term(w1, "while bash waits for its release")
 
@@ -183,7 +183,7 @@ func TestSigtermWorkerLetsBashFinish(t *testing.T) {
 	w1 := e.startWorker("w1", "-journal", "-stop-timeout", "10s")
 	id := "bash-finishes"
 	e.start(id, e.input(crashtest.ModelBash, tools.BashToolName))
-	e.waitFor("bash command running on w1", 30*time.Second, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.waitFor("bash command running on w1", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
 	e.startWorker("w2", "-journal")
 	_, exited := e.term(w1, "while bash sleeps 2 s")
 	require.Less(t, exited, 10*time.Second, "the worker exits once its activity is done")
@@ -210,7 +210,7 @@ func TestSigtermWorkerWhileReadOnlyToolRuns(t *testing.T) {
 	id := "readonly-sigterm"
 	e.start(id, e.input(crashtest.ModelLongRead, crashtest.SlowReadTool))
 	log := e.path(crashtest.SlowReadLog)
-	e.waitFor("slow_read attempt 1 running on w1", 30*time.Second, func() bool { return len(lines(log, "start")) == 1 })
+	e.waitFor("slow_read attempt 1 running on w1", reachTimeout, func() bool { return len(lines(log, "start")) == 1 })
 	e.startWorker("w2", "-slow-read-timeout", "30s")
 	sent, _ := e.term(w1, "while slow_read waits for its release")
 	release(t, e)

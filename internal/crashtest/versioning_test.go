@@ -89,7 +89,7 @@ func TestDeployNewVersion(t *testing.T) {
 	var st workflows.RunStatus
 	update(t, e, s, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "read"}, &st)
 	log := e.path(crashtest.SlowReadLog)
-	e.waitFor("the pinned run's held tool running on v1", 30*time.Second, func() bool {
+	e.waitFor("the pinned run's held tool running on v1", reachTimeout, func() bool {
 		for _, l := range lines(log, "start") {
 			if strings.Contains(l, "key="+a+"/") {
 				return true
@@ -138,7 +138,7 @@ func TestDeployNewVersion(t *testing.T) {
 	update(t, e, s, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "read again"}, &st)
 	require.Equal(t, 2, st.Run)
 	var now *historypb.History
-	e.waitFor("the session's second run ended on v2", 60*time.Second, func() bool {
+	e.waitFor("the session's second run ended on v2", reachTimeout, func() bool {
 		d, err := e.c.DescribeWorkflow(ctx, s, "")
 		if err != nil || d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId() == firstRun {
 			return false
