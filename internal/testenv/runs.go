@@ -57,7 +57,11 @@ func Result(t testing.TB, run client.WorkflowRun, timeout time.Duration) workflo
 // Events follows a run's event log to its end, for at most a minute.
 func Events(t testing.TB, c client.Client, run client.WorkflowRun) []agent.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The events of a closed run come from a Query, which a worker answers
+	// by replaying the run's history: seconds on an idle machine for a run
+	// with megabytes of arguments, over a minute with three test suites on
+	// two cores. Only a hang reaches the guard.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var all []agent.Event
 	o := agentclient.WatchOptions{Store: resolver()}
