@@ -314,6 +314,10 @@ func (e *env) startWorker(name string, args ...string) *proc {
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
+// wrote reports whether a tool log line ("start pid=N call=..." and the
+// like) came from this worker.
+func (p *proc) wrote(line string) bool { return strings.Contains(line, "pid="+itoa(p.pid())+" ") }
+
 // kill sends SIGKILL and waits for the process to go.
 func (p *proc) kill() {
 	p.once.Do(func() {

@@ -43,19 +43,19 @@ func TestLostBashReportedWithinItsHeartbeatTimeout(t *testing.T) {
 	h := e.history(id)
 	var scheduled *historypb.ActivityTaskScheduledEventAttributes
 	var timedOut *historypb.ActivityTaskTimedOutEventAttributes
+	var at time.Time
 	for _, ev := range h.GetEvents() {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == executeActivity {
 			scheduled = a
 		}
 		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil {
-			timedOut = a
+			timedOut, at = a, ev.GetEventTime().AsTime()
 		}
 	}
 	require.NotNil(t, scheduled)
 	require.Equal(t, 5*time.Second, scheduled.GetHeartbeatTimeout().AsDuration(), "bash scheduled with its own heartbeat timeout")
 	require.NotNil(t, timedOut, "the lost attempt timed out")
 	require.Equal(t, enumspb.TIMEOUT_TYPE_HEARTBEAT, timedOut.GetFailure().GetTimeoutFailureInfo().GetTimeoutType())
-	at := eventTime(h, func(ev *historypb.HistoryEvent) bool { return ev.GetActivityTaskTimedOutEventAttributes() != nil })
 	e.logf("the server timed the lost attempt out %v after the kill", at.Sub(killed).Round(100*time.Millisecond))
 }
 

@@ -224,7 +224,7 @@ func TestSigtermWorkerWhileReadOnlyToolRuns(t *testing.T) {
 	require.Equal(t, notes, agent.TextOf(r.Content))
 	onW2 := 0
 	for _, l := range lines(log, "start") {
-		if strings.Contains(l, "pid="+itoa(w2.pid())+" ") {
+		if w2.wrote(l) {
 			onW2++
 		}
 	}
