@@ -77,10 +77,12 @@ func TestUpdatesAreAppliedOnceAcrossSeams(t *testing.T) {
 	id := "session-" + testenv.Suffix()
 	t.Cleanup(func() { _ = h.c.TerminateWorkflow(ctx, id, "", "test over") })
 	prompt := &workflows.PromptRequest{Text: "first"}
-	_, st, err := agentclient.StartSession(ctx, h.c, id, h.queue, in, prompt, agentclient.UpdateOptions{ID: "p1"})
+	started, st, err := agentclient.StartSession(ctx, h.c, id, h.queue, in, prompt, agentclient.UpdateOptions{ID: "p1"})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Run)
-	first := h.latestRun(id)
+	// The run the prompt started, not the latest: its one turn may be over
+	// and the session continued as new before a Describe here would run.
+	first := started.GetRunID()
 	run := h.c.GetWorkflow(ctx, id, "")
 	h.waitRunEnd(run, 1)
 	b := h.waitSeam(id, first)
@@ -159,7 +161,7 @@ func TestApproveAndAbortAppliedOnceAcrossASeam(t *testing.T) {
 		ContinueAsNewAfterTurns: 1,
 	})
 	id := run.GetID()
-	first := h.latestRun(id)
+	first := run.GetRunID()
 	h.updateOnce(id, "p1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
 	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 1 })
 	var ap workflows.ApprovalStatus
