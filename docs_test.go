@@ -1,6 +1,10 @@
 package agentloop_test
 
 import (
+	"errors"
+	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,4 +115,54 @@ func headingAnchors(md string) map[string]bool {
 		seen[a]++
 	}
 	return out
+}
+
+// Every package keeps its map in doc.go: "Package name ..." for a library,
+// "Command name ..." for a program, as the standard library writes them.
+func TestEveryPackageHasDocGo(t *testing.T) {
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch name := d.Name(); {
+			case name == "testdata" || name == "node_modules", path != "." && strings.HasPrefix(name, "."):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			dirs[filepath.Dir(path)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 20 {
+		t.Fatalf("only %d package directories found: is the walk right?", len(dirs))
+	}
+	for dir := range dirs {
+		if _, err := build.ImportDir(dir, 0); err != nil {
+			var none *build.NoGoError
+			if errors.As(err, &none) {
+				continue // only files built on their own, such as go:generate's
+			}
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "doc.go"), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		want := "Package " + f.Name.Name + " "
+		if f.Name.Name == "main" {
+			want = "Command " + filepath.Base(dir) + " "
+		}
+		if doc := f.Doc.Text(); !strings.HasPrefix(doc, want) {
+			t.Errorf("%s/doc.go: the package comment should begin %q, not %q", dir, want, strings.SplitN(doc, "\n", 2)[0])
+		}
+	}
 }
