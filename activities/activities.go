@@ -54,6 +54,10 @@ type Activities struct {
 	// workspace tools there, on the host that resolved them, which holds
 	// their workspace. Empty: tools run on the run's task queue.
 	HostQueue string
+	// HostStartTimeout is how long a run's tool call waits for a worker
+	// on its host queue (ResolveRun tells the run; its hostStartTimeout
+	// overrides it). Zero: the workflow's default.
+	HostStartTimeout time.Duration
 
 	contexts *contextCache
 	tools    running
@@ -116,6 +120,7 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 		})
 	}
 	out.HostQueue = a.hostQueueFor(in.Workspace)
+	out.HostStartTimeout = a.HostStartTimeout
 	return out, nil
 }
 

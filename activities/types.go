@@ -72,6 +72,9 @@ type ResolveRunOutput struct {
 	// holds the run's workspace: the run's workspace tools go there unless
 	// the run names a toolTaskQueue.
 	HostQueue string `json:"hostQueue,omitempty"`
+	// HostStartTimeout is the worker's bound on how long a tool call
+	// waits for a worker on a host queue; zero: the workflow's default.
+	HostStartTimeout time.Duration `json:"hostStartTimeout,omitempty"`
 }
 
 // ContextRef tells the model-turn activity which context to send: the first

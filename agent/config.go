@@ -67,6 +67,12 @@ type LoopConfig struct {
 	// ToolTaskQueue routes tool executions to workers pinned to the machine
 	// that holds the workspace; empty means the workflow's task queue.
 	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
+	// HostStartTimeout (a Go duration; default the worker's
+	// -host-start-timeout, 2m) bounds how long a workspace tool call waits
+	// for a worker on the queue of the host that holds the workspace; then
+	// it ends with a "host ... is unavailable" error result and the run's
+	// later tools move to a live host.
+	HostStartTimeout string `json:"hostStartTimeout,omitempty"`
 	// Sandbox is what the run asks of the sandbox its commands run in.
 	Sandbox *SandboxConfig `json:"sandbox,omitempty"`
 	// Compaction sets when the context is compacted; nil means pi's
@@ -186,6 +192,11 @@ func (c *LoopConfig) Normalize() error {
 	if c.EventOrderWindow != "" {
 		if d, err := time.ParseDuration(c.EventOrderWindow); err != nil || d <= 0 || d > maxEventOrderWindow {
 			errs = append(errs, fmt.Errorf("eventOrderWindow %q: want a positive Go duration up to %v, such as 500ms", c.EventOrderWindow, maxEventOrderWindow))
+		}
+	}
+	if c.HostStartTimeout != "" {
+		if d, err := time.ParseDuration(c.HostStartTimeout); err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("hostStartTimeout %q: want a positive Go duration such as 2m", c.HostStartTimeout))
 		}
 	}
 	seen := map[string]bool{}

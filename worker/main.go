@@ -39,7 +39,9 @@ func main() {
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
 	hostAffinity := flag.Bool("host-affinity", true, "serve this host's own task queue (-host-queue) and send the workspace tools of runs this worker resolves there, unless a run names a toolTaskQueue")
-	hostQueue := flag.String("host-queue", "", "this host's task queue (default <task-queue>-host-<hostname>); keep it stable across restarts of the host")
+	hostIDFlag := flag.String("host-id", os.Getenv("AGENTLOOP_HOST_ID"), "this host's identity, which names its host queue <task-queue>-host-<id>: keep it stable across restarts of the host, e.g. a StatefulSet pod's name (default $AGENTLOOP_HOST_ID, else an id made up on the first start and kept in host-id beside the tool journal)")
+	hostQueue := flag.String("host-queue", "", "this host's task queue (default <task-queue>-host-<host id>); overrides -host-id's queue")
+	hostStart := flag.Duration("host-start-timeout", workflows.DefaultHostStartTimeout, "how long a run's tool call waits for a worker on its host's queue before it ends with a \"host ... is unavailable\" error and the run's tools move to a live host (a run's hostStartTimeout overrides it)")
 	workspace := flag.String("workspace", ".", "workspace for runs that name none")
 	journalDir := flag.String("tool-journal", stateDir("tool-journal"), "where single-attempt tools (bash, edit) record their outcomes, so a run can recover one whose worker was lost")
 	journalAge := flag.Duration("tool-journal-max-age", 7*24*time.Hour, "remove tool journal records older than this (0: keep)")
@@ -107,13 +109,20 @@ func main() {
 	}
 	acts := activities.New(c, st, models, registry, hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
+	hostIDFrom := ""
 	if *hostAffinity {
+		id, from, err := hostID(*hostIDFlag, hostIDFile(*journalDir))
+		if err != nil {
+			z.Fatal(err.Error())
+		}
+		*hostIDFlag, hostIDFrom = id, from
 		if *hostQueue == "" {
-			*hostQueue = workflows.HostQueue(*taskQueue, hostname())
+			*hostQueue = workflows.HostQueue(*taskQueue, id)
 		}
 		acts.HostQueue = *hostQueue
+		acts.HostStartTimeout = *hostStart
 	} else {
-		*hostQueue = ""
+		*hostQueue, *hostIDFlag = "", ""
 	}
 	if err := agentclient.CheckSearchAttributes(context.Background(), c, opts.Namespace); err != nil {
 		z.Sugar().Warnw("runs will not update search attributes", "reason", err.Error())
@@ -133,12 +142,21 @@ func main() {
 	}
 	workers := []worker.Worker{worker.New(c, *taskQueue, wopts)}
 	workflows.Register(workers[0], acts)
-	for i, q := range []string{*toolQueue, *hostQueue} {
-		if q != "" && q != *taskQueue && (i == 0 || q != *toolQueue) {
-			tw := worker.New(c, q, wopts)
-			tw.RegisterActivity(acts)
-			workers = append(workers, tw)
-		}
+	if q := *toolQueue; q != "" && q != *taskQueue {
+		tw := worker.New(c, q, wopts)
+		tw.RegisterActivity(acts)
+		workers = append(workers, tw)
+	}
+	if q := *hostQueue; q != "" && q != *taskQueue && q != *toolQueue {
+		// Unversioned: a host queue per host would add a task queue to
+		// the deployment version for every host (server 1.29 allows 100
+		// a version). It serves activities only, which the server
+		// dispatches to its pollers whatever version scheduled them.
+		hopts := wopts
+		hopts.DeploymentOptions = worker.DeploymentOptions{}
+		hw := worker.New(c, q, hopts)
+		hw.RegisterActivity(acts)
+		workers = append(workers, hw)
 	}
 	for _, w := range workers {
 		w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
@@ -148,7 +166,7 @@ func main() {
 		encryption = "keys " + keys.String() + ", encrypting with " + keys.Active().ID()
 	}
 	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
-		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "hostQueue", *hostQueue, "version", version,
+		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "hostID", *hostIDFlag, "hostIDFrom", hostIDFrom, "hostQueue", *hostQueue, "version", version,
 		"store", st.Name(), "sandbox", sb.Describe(), "telemetry", tel.Describe(), "providers", append([]string{llm.ScriptedProviderName}, providers...))
 	for _, w := range workers {
 		if err := w.Start(); err != nil {
@@ -205,14 +223,6 @@ func pruneJournal(z *zap.Logger, j *journal.Journal, l journal.Limits) {
 		}
 		time.Sleep(time.Hour)
 	}
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "unknown"
-	}
-	return h
 }
 
 // startSandbox sets up the sandbox of bash's commands, which never see

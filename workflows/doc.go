@@ -34,6 +34,8 @@
 //	compact.go           context compaction (pi-coding-agent's, durable)
 //	carry.go             continue-as-new: what a run carries into the next
 //	lost.go              a tool call whose worker was lost: the journal lookup
+//	hosts.go             host affinity that survives hosts: a gone host's calls
+//	                     end "host ... is unavailable", runs move to a live host
 //	attempts.go          a retried tool call keeps one attempt's queued messages
 //	versioning.go        worker versioning: pinned runs, auto-upgrading sessions
 //	visibility.go        search attributes and the run's status for the Web UI

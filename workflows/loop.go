@@ -71,6 +71,7 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 		return AgentLoopResult{}, err
 	}
 	l.suspend = func() bool { return l.shouldContinueAsNew(ctx) }
+	l.checkHost(ctx)
 	var paused *PausedRun
 	if in.Carry != nil && in.Carry.Run != nil {
 		l.runNumber = 1
@@ -121,9 +122,12 @@ func (l *loop) resolve(ctx workflow.Context) error {
 		l.tools[t.Name] = t
 	}
 	if l.hostQueue == "" {
-		// A run continued as new keeps the host it had (restore).
+		// A run continued as new keeps the host it had (restore), which
+		// checkHost checks.
 		l.hostQueue = resolved.HostQueue
+		l.hostResolvedAt = workflow.Now(ctx)
 	}
+	l.hostStartDefault = resolved.HostStartTimeout
 	l.searchAttributes = resolved.SearchAttributes
 	l.compact.modelWindow = resolved.ContextWindow
 	l.configureCompaction()

@@ -91,6 +91,7 @@ type batch struct {
 // the workflow close together are put in that order by their durations;
 // see release.
 func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, done []*finalized) {
+	l.rehost(ctx)
 	b := &batch{start: workflow.Now(ctx), window: l.cfg.OrderWindow()}
 	for _, p := range prepared {
 		b.chains = append(b.chains, &chain{preparedCall: p, exec: l.startExecute(p.call, p.args)})
@@ -135,7 +136,9 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 	var out activities.ExecuteOutput
 	executed := false
 	if c.exec != nil && c.exec.IsReady() {
-		if id, lost := l.lostAttempt(c.call, c.exec.Get(ctx, nil)); lost {
+		if gone, ok := l.hostUnavailable(c.call.Name, c.exec.Get(ctx, nil)); ok {
+			out, executed, c.exec = gone, true, nil
+		} else if id, lost := l.lostAttempt(c.call, c.exec.Get(ctx, nil)); lost {
 			c.lost, c.exec = c.exec.Get(ctx, nil), nil
 			if c.lookup = l.startLookup(ctx, c.call, id); c.lookup != nil {
 				return
@@ -153,6 +156,7 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 		}
 	}
 	if c.lookup != nil && c.lookup.IsReady() {
+		l.lookupHostGone(ctx, c.call.Name, c.lookup)
 		out, executed = lookupResult(ctx, c.lookup, c.lost), true
 		c.lookup = nil
 	}

@@ -61,6 +61,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 
 	if in.Carry != nil && in.Carry.Run != nil {
 		s.setStatus(ctx, statusRunning)
+		s.checkHost(ctx)
 		if paused := s.runLoop(ctx, *in.Carry.Run); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
@@ -83,6 +84,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		s.cfg = s.settings
 		s.configureCompaction()
 		s.beginRun()
+		s.checkHost(ctx)
 		if paused := s.run(ctx, next.Prompts, next.SkipSteeringPoll); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}

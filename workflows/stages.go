@@ -74,7 +74,10 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 	if info.HeartbeatTimeout > 0 {
 		opts.HeartbeatTimeout = info.HeartbeatTimeout
 	}
-	if l.aborted {
+	if l.onHostQueue(call.Name) && l.hostStartOn() {
+		// The host may be gone for good (hosts.go).
+		opts.ScheduleToStartTimeout = l.callStartTimeout()
+	} else if l.aborted {
 		// After an abort nothing can cancel this activity, so it must not
 		// wait forever for a worker that never comes.
 		opts.ScheduleToStartTimeout = abortedToolStartTimeout
@@ -128,13 +131,18 @@ func (l *loop) toolQueue(name string) string {
 // execute runs a prepared call to its result.
 func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string]any) activities.ExecuteOutput {
 	for {
+		l.rehost(ctx)
 		f := l.startExecute(call, args)
 		l.wait(ctx, f)
+		if out, gone := l.hostUnavailable(call.Name, f.Get(ctx, nil)); gone {
+			return out
+		}
 		if id, lost := l.lostAttempt(call, f.Get(ctx, nil)); lost {
 			lf := l.startLookup(ctx, call, id)
 			if lf != nil {
 				l.wait(ctx, lf)
 			}
+			l.lookupHostGone(ctx, call.Name, lf)
 			return lookupResult(ctx, lf, f.Get(ctx, nil))
 		}
 		if out, ok := executeResult(ctx, f); ok {

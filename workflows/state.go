@@ -31,6 +31,13 @@ type loop struct {
 	// hostQueue is the task queue of the worker host that holds the run's
 	// workspace; its workspace tools run there (see toolQueue).
 	hostQueue string
+	// hostStartDefault is the resolving worker's hostStartTimeout;
+	// hostResolvedAt is when ResolveRun named hostQueue in this workflow
+	// run (zero when it came from the carry); hostLost is a host queue a
+	// call found unavailable, which rehost replaces (hosts.go).
+	hostStartDefault time.Duration
+	hostResolvedAt   time.Time
+	hostLost         string
 
 	// context holds the transcript's tail: the messages the content
 	// store's segments do not hold yet, and those of the current run.

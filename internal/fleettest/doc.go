@@ -1,7 +1,7 @@
 // Package fleettest runs a fleet of agentloop workers as separate hosts on
 // one machine, for tests of what a fleet does to runs: N processes of the
-// real worker binary (built once from ./worker), each with its own host
-// queue, tool journal, log file and environment (so a test can leave a
+// real worker binary (built once from ./worker), each with its own
+// -host-id, tool journal, log file and environment (so a test can leave a
 // provider's key out on one), against one Temporal dev server, one shared
 // S3-compatible content store (internal/s3server) and one model server
 // speaking the OpenAI Chat Completions streaming wire format that decides
@@ -11,5 +11,6 @@
 // model.go is the model server, host.go a worker process (started,
 // stopped, killed for good with SIGKILL), fleet.go the test harness that
 // puts them together. The chaos soak (internal/soak) runs its workers and
-// model with the same pieces.
+// model with the same pieces. hosts_test.go holds the tests of host
+// affinity across hosts that come and go.
 package fleettest

@@ -123,8 +123,10 @@ func (f *Fleet) Env() []string {
 }
 
 // NewHost makes a host named name with its own state directory (its tool
-// journal), log file and the given environment (nil: Env). args are added
-// to the fleet's flags. It is not started.
+// journal, and the host id file the worker keeps beside it), log file and
+// the given environment (nil: Env). args are added to the fleet's flags;
+// with no -host-id in them the worker makes up its own id. It is not
+// started.
 func (f *Fleet) NewHost(name string, env []string, args ...string) *Host {
 	state := filepath.Join(f.Dir, "hosts", name)
 	if err := os.MkdirAll(state, 0o755); err != nil {
@@ -147,26 +149,30 @@ func (f *Fleet) NewHost(name string, env []string, args ...string) *Host {
 	return h
 }
 
-// AddHost makes and starts a host whose host queue is named after id, and
-// waits until it polls that queue.
+// AddHost makes and starts a host with host id id, and waits until it
+// polls its host queue.
 func (f *Fleet) AddHost(id string, env []string, args ...string) *Host {
 	f.T.Helper()
-	h := f.NewHost(id, env, append([]string{"-host-queue", workflows.HostQueue(f.Queue, id)}, args...)...)
+	h := f.NewHost(id, env, append([]string{"-host-id", id}, args...)...)
 	if err := h.Start(); err != nil {
 		f.T.Fatal(err)
 	}
-	f.WaitPolled(workflows.HostQueue(f.Queue, id), time.Minute)
+	f.WaitPolled(workflows.HostQueue(f.Queue, id), h, time.Minute)
 	return h
 }
 
-// WaitPolled waits until a worker polls queue for activities.
-func (f *Fleet) WaitPolled(queue string, timeout time.Duration) {
+// WaitPolled waits until host h's worker (any worker when h is nil) polls
+// queue for activities.
+func (f *Fleet) WaitPolled(queue string, h *Host, timeout time.Duration) {
 	f.T.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		resp, err := f.Client.DescribeTaskQueue(context.Background(), queue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
-		if err == nil && len(resp.GetPollers()) > 0 {
-			return
+		for _, p := range resp.GetPollers() {
+			// The SDK's default identity is pid@hostname@.
+			if h == nil || strings.HasPrefix(p.GetIdentity(), fmt.Sprintf("%d@", h.Pid())) {
+				return
+			}
 		}
 		if time.Now().After(deadline) {
 			f.T.Fatalf("no worker polled %s within %v (err %v)", queue, timeout, err)
@@ -212,4 +218,13 @@ func tail(s string, n int) string {
 		return s
 	}
 	return fmt.Sprintf("[... %d bytes]\n%s", len(s)-n, s[len(s)-n:])
+}
+
+// Main runs a package's tests and removes the worker binary afterwards.
+func Main(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
 }

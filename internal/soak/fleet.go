@@ -13,6 +13,8 @@ import (
 
 // fleet is the soak's worker processes: the real worker binary, each with
 // a tool journal of its own, all on one task queue and one content store.
+// They share one host id, and so one host queue, as they share the
+// machine and its workspaces.
 type fleet struct {
 	bin, address, queue, dir, store, modelURL string
 	args                                      []string // extra worker flags (-sandbox=none)
@@ -35,7 +37,7 @@ func (f *fleet) start(i int) error {
 		f.hosts[i] = &fleettest.Host{
 			ID:  fmt.Sprintf("worker-%d", i),
 			Bin: f.bin,
-			Args: append([]string{"-address", f.address, "-task-queue", f.queue, "-store", f.store,
+			Args: append([]string{"-address", f.address, "-task-queue", f.queue, "-store", f.store, "-host-id", "soak",
 				"-tool-journal", f.journal(i), "-workspace", f.dir, "-log-level", "info"}, f.args...),
 			Env:     append(os.Environ(), "OPENAI_COMPATIBLE_BASE_URL="+f.modelURL, "OPENAI_COMPATIBLE_API=completions"),
 			LogPath: f.logPath(i),
