@@ -12,7 +12,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/internal/devserver"
@@ -187,9 +186,9 @@ func (f *Fleet) WaitCurrent(timeout time.Duration) {
 	f.T.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		resp, err := f.Client.WorkflowService().DescribeWorkerDeployment(context.Background(), &workflowservice.DescribeWorkerDeploymentRequest{
-			Namespace: "default", DeploymentName: workflows.DeploymentName})
-		if err == nil && resp.GetWorkerDeploymentInfo().GetRoutingConfig().GetCurrentVersion() != "" {
+		desc, err := f.Client.WorkerDeploymentClient().GetHandle(workflows.DeploymentName).Describe(context.Background(),
+			client.WorkerDeploymentDescribeOptions{})
+		if err == nil && desc.Info.RoutingConfig.CurrentVersion != nil {
 			return
 		}
 		if time.Now().After(deadline) {

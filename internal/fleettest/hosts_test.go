@@ -17,6 +17,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/fleettest"
@@ -320,4 +321,56 @@ func startLines(h *fleettest.Host, s string) int {
 		}
 	}
 	return n
+}
+
+// The run-start check: a session's host a is killed for good; once the
+// server has seen no poll on a's queue for HostPollWindow, the session's
+// next prompt moves the session to host b before its first tool call, so
+// no call waits on a's queue at all.
+func TestRunStartMovesOffASilentHost(t *testing.T) {
+	m := newHostModel()
+	close(m.gate)
+	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
+	a := f.AddHost("host-a", nil)
+	f.WaitCurrent(time.Minute)
+	id := "session-silent"
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, workflows.SessionInput{LoopConfig: config(f)},
+		&workflows.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
+	require.NoError(t, err)
+	require.Len(t, toolEnds(follow(t, ctx, f.Client, id, st.After)), 1)
+	queueA := workflows.HostQueue(f.Queue, "host-a")
+	ex := executions(t, f.Client, id)
+	require.Len(t, ex, 1)
+	require.Equal(t, queueA, ex[0].queue)
+
+	b := f.AddHost("host-b", nil)
+	a.Kill()
+	killed := time.Now()
+	// What the check asks the server: a's queue silent for the window.
+	require.Eventually(t, func() bool {
+		resp, err := f.Client.DescribeTaskQueue(ctx, queueA, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+		if err != nil {
+			return false
+		}
+		for _, p := range resp.GetPollers() {
+			if time.Since(p.GetLastAccessTime().AsTime()) < activities.HostPollWindow+5*time.Second {
+				return false
+			}
+		}
+		return true
+	}, 4*time.Minute, time.Second, "the server still lists a recent poll on host a's queue")
+	silent := time.Since(killed)
+	start := time.Now()
+	ends := toolEnds(prompt(t, f, id, "Run: echo two", 2*time.Minute))
+	took := time.Since(start)
+	require.Len(t, ends, 1, "no call waited on host a")
+	require.False(t, ends[0].IsError, resultText(ends[0]))
+	require.Equal(t, "two", strings.TrimSpace(resultText(ends[0])))
+	ex = executions(t, f.Client, id)
+	require.Len(t, ex, 2)
+	require.Equal(t, workflows.HostQueue(f.Queue, "host-b"), ex[1].queue)
+	require.True(t, pidIn(ex[1].worker, b), "host b ran the tool: %s", ex[1].worker)
+	t.Logf("host a's queue silent %v after the kill; the next prompt then took %v, on host b", silent.Round(time.Second), took.Round(100*time.Millisecond))
 }
