@@ -74,5 +74,5 @@ const (
 )
 
 // HostQueue is the task queue a worker serves for its host alone, where runs
-// send the tools that touch their workspace: <taskQueue>-host-<hostname>.
+// send the tools that touch their workspace: <taskQueue>-host-<host id>.
 func HostQueue(taskQueue, host string) string { return taskQueue + HostQueueInfix + host }
