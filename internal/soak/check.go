@@ -69,8 +69,8 @@ func (s *soak) check(ctx context.Context, drivers []*sessionDriver) *Report {
 		r.Chaos = append(r.Chaos, fmt.Sprintf("%6.1fs %s", e.at.Seconds(), e.what))
 	}
 	s.mu.Unlock()
-	r.WorkerStarts = s.fleet.starts
-	r.ModelRequests = s.model.requests.Load()
+	r.WorkerStarts = s.fleet.starts()
+	r.ModelRequests = s.model.Requests()
 	for _, i := range s.fleet.exited() {
 		r.violate("worker %d exited by itself; log %s", i, s.fleet.logPath(i))
 	}

@@ -3,11 +3,12 @@ package soak
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/durable-agents/agentloop/internal/fleettest"
 )
 
 // fleet is the soak's worker processes: the real worker binary, each with
@@ -16,14 +17,8 @@ type fleet struct {
 	bin, address, queue, dir, store, modelURL string
 	args                                      []string // extra worker flags (-sandbox=none)
 
-	mu     sync.Mutex
-	procs  []*workerProc
-	starts int
-}
-
-type workerProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu    sync.Mutex
+	hosts []*fleettest.Host
 }
 
 func (f *fleet) journal(i int) string { return filepath.Join(f.dir, fmt.Sprintf("journal-%d", i)) }
@@ -32,64 +27,58 @@ func (f *fleet) logPath(i int) string { return filepath.Join(f.dir, fmt.Sprintf(
 // start starts worker i, logging to worker-i.log (appended across its
 // restarts).
 func (f *fleet) start(i int) error {
-	log, err := os.OpenFile(f.logPath(i), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(log, "==== soak: worker %d starting at %s\n", i, time.Now().Format(time.RFC3339Nano))
-	args := append([]string{"-address", f.address, "-task-queue", f.queue, "-store", f.store,
-		"-tool-journal", f.journal(i), "-workspace", f.dir, "-log-level", "info"}, f.args...)
-	cmd := exec.Command(f.bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "OPENAI_COMPATIBLE_BASE_URL="+f.modelURL, "OPENAI_COMPATIBLE_API=completions")
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return err
-	}
-	p := &workerProc{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		log.Close()
-		close(p.done)
-	}()
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	for len(f.procs) <= i {
-		f.procs = append(f.procs, nil)
+	for len(f.hosts) <= i {
+		f.hosts = append(f.hosts, nil)
 	}
-	f.procs[i] = p
-	f.starts++
-	return nil
+	if f.hosts[i] == nil {
+		f.hosts[i] = &fleettest.Host{
+			ID:  fmt.Sprintf("worker-%d", i),
+			Bin: f.bin,
+			Args: append([]string{"-address", f.address, "-task-queue", f.queue, "-store", f.store,
+				"-tool-journal", f.journal(i), "-workspace", f.dir, "-log-level", "info"}, f.args...),
+			Env:     append(os.Environ(), "OPENAI_COMPATIBLE_BASE_URL="+f.modelURL, "OPENAI_COMPATIBLE_API=completions"),
+			LogPath: f.logPath(i),
+		}
+	}
+	h := f.hosts[i]
+	f.mu.Unlock()
+	return h.Start()
 }
 
 // stop sends sig to worker i and waits for it to exit: a SIGTERM'd worker
 // gets grace to finish (then SIGKILL), as an orchestrator gives it.
 func (f *fleet) stop(i int, sig syscall.Signal, grace time.Duration) (pid int, took time.Duration) {
 	f.mu.Lock()
-	p := f.procs[i]
+	h := f.hosts[i]
 	f.mu.Unlock()
-	if p == nil {
+	if h == nil {
 		return 0, 0
 	}
-	start := time.Now()
-	_ = p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	return p.cmd.Process.Pid, time.Since(start)
+	return h.Stop(sig, grace)
 }
 
 // stopAll stops every worker with SIGTERM.
 func (f *fleet) stopAll() {
 	f.mu.Lock()
-	n := len(f.procs)
+	n := len(f.hosts)
 	f.mu.Unlock()
 	for i := 0; i < n; i++ {
 		f.stop(i, syscall.SIGTERM, 30*time.Second)
 	}
+}
+
+// starts counts the workers' starts.
+func (f *fleet) starts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, h := range f.hosts {
+		if h != nil {
+			n += h.Starts()
+		}
+	}
+	return n
 }
 
 // exited says which workers exited without being stopped.
@@ -97,11 +86,9 @@ func (f *fleet) exited() []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []int
-	for i, p := range f.procs {
-		select {
-		case <-p.done:
+	for i, h := range f.hosts {
+		if h != nil && h.Exited() {
 			out = append(out, i)
-		default:
 		}
 	}
 	return out

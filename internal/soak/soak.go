@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-agents/agentloop/internal/fleettest"
 	"github.com/durable-agents/agentloop/internal/stack"
 )
 
@@ -66,7 +65,7 @@ type soak struct {
 	stk     *stack.Stack
 	c       client.Client
 	fleet   *fleet
-	model   *model
+	model   *fleettest.Model
 	queue   string
 	began   time.Time
 	mu      sync.Mutex
@@ -185,12 +184,12 @@ func (s *soak) setUp(ctx context.Context) error {
 	if s.model, err = startModel(s.o.ChunkDelay); err != nil {
 		return err
 	}
-	bin, err := buildWorker(ctx, s.dir)
+	bin, err := fleettest.BuildWorker(ctx, s.dir)
 	if err != nil {
 		return err
 	}
 	s.fleet = &fleet{bin: bin, address: s.stk.Server.Address, queue: s.queue, dir: s.dir,
-		store: filepath.Join(s.dir, "store"), modelURL: s.model.url, args: s.o.WorkerArgs}
+		store: filepath.Join(s.dir, "store"), modelURL: s.model.URL, args: s.o.WorkerArgs}
 	for i := 0; i < s.o.Workers; i++ {
 		if err := s.fleet.start(i); err != nil {
 			return err
@@ -205,7 +204,7 @@ func (s *soak) tearDown() {
 		s.fleet.stopAll()
 	}
 	if s.model != nil {
-		s.model.close()
+		s.model.Close()
 	}
 	if s.c != nil {
 		s.c.Close()
@@ -213,21 +212,6 @@ func (s *soak) tearDown() {
 	if s.stk != nil {
 		_ = s.stk.Down()
 	}
-}
-
-// buildWorker builds the real worker binary (./worker) into dir.
-func buildWorker(ctx context.Context, dir string) (string, error) {
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	bin := filepath.Join(dir, "worker")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./worker")
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./worker: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // chaos kills a random worker every KillMin-KillMax, with SIGKILL or

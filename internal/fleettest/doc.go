@@ -1,0 +1,15 @@
+// Package fleettest runs a fleet of agentloop workers as separate hosts on
+// one machine, for tests of what a fleet does to runs: N processes of the
+// real worker binary (built once from ./worker), each with its own host
+// queue, tool journal, log file and environment (so a test can leave a
+// provider's key out on one), against one Temporal dev server, one shared
+// S3-compatible content store (internal/s3server) and one model server
+// speaking the OpenAI Chat Completions streaming wire format that decides
+// each answer from the request alone, so any host and any attempt gets the
+// same answer.
+//
+// model.go is the model server, host.go a worker process (started,
+// stopped, killed for good with SIGKILL), fleet.go the test harness that
+// puts them together. The chaos soak (internal/soak) runs its workers and
+// model with the same pieces.
+package fleettest
