@@ -58,7 +58,9 @@ func driftActs(c client.Client, st store.Blobs, provider string, script []llm.Sc
 // the workflows. It returns its stop.
 func startDriftWorker(t *testing.T, c client.Client, queue string, acts *activities.Activities, withWorkflows bool) func() {
 	t.Helper()
-	w := worker.New(c, queue, workflows.WorkerOptions())
+	opts := workflows.WorkerOptions()
+	opts.DisableWorkflowWorker = !withWorkflows
+	w := worker.New(c, queue, opts)
 	if withWorkflows {
 		workflows.Register(w, acts)
 	} else {
