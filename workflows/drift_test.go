@@ -145,6 +145,14 @@ func driftFailed(activityType string) func(*historypb.HistoryEvent) bool {
 // that has them, and ends as if nothing had happened; the bad worker's
 // errors name it and what it lacks while the run waits.
 func TestConfigDriftRunMovesToWorkerThatHasIt(t *testing.T) {
+	// A parallel batch (even of one call) waits on futures; a sequential
+	// one on each stage in turn: both move.
+	for _, mode := range []agent.ExecutionMode{agent.ExecutionParallel, agent.ExecutionSequential} {
+		t.Run(string(mode), func(t *testing.T) { testRunMoves(t, mode) })
+	}
+}
+
+func testRunMoves(t *testing.T, mode agent.ExecutionMode) {
 	c := testenv.Client(t)
 	st := testenv.Store(t)
 	queue := "test-" + testenv.Suffix()
@@ -167,6 +175,7 @@ func TestConfigDriftRunMovesToWorkerThatHasIt(t *testing.T) {
 			Tools:         []string{"srv__echo"},
 			AfterToolCall: []string{"audit"},
 			ToolTaskQueue: toolQueue,
+			ToolExecution: mode,
 		},
 		Prompt: "echo",
 	})
