@@ -1,10 +1,11 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
-	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -83,27 +84,28 @@ func New(c client.Client, st store.Blobs, models *llm.Registry, ts *tools.Regist
 
 // ResolveRun checks a run's model, tools and hooks against this worker's
 // registries and returns what the workflow needs to schedule the tools. It
-// runs once at the start of a run, so a typo fails the run at once with a
-// non-retryable error instead of surfacing turns later.
+// runs once at the start of each workflow run, so a typo fails the run at
+// once with a non-retryable error instead of surfacing turns later, while
+// what this worker lacks and another may have is the retryable
+// ConfigDrift (drift.go).
 func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (ResolveRunOutput, error) {
-	if _, err := a.Models.Model(in.Model); err != nil {
-		kind := ErrUnknownModel
-		if !slices.Contains(a.Models.Providers(), in.Model.Provider) {
-			kind = ErrUnknownModelProvider
-		}
-		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), kind, nil)
-	}
-	defs, err := a.Tools.Resolve(in.Tools)
-	var unavailable *tools.UnavailableError
-	if errors.As(err, &unavailable) {
-		// An MCP server that does not answer may come back: retryable.
-		return ResolveRunOutput{}, temporal.NewApplicationError(err.Error(), ErrToolsUnavailable)
-	}
-	if err != nil {
-		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownTool, nil)
-	}
+	modelErr := a.resolveModel(in)
+	defs, toolsErr := a.resolveTools(in)
+	var hooksErr error
 	if err := a.Hooks.Check(in.BeforeToolCall, in.AfterToolCall); err != nil {
-		return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownHook, nil)
+		// Hooks are registered in code: a worker without one is of
+		// another build or configuration.
+		hooksErr = a.lacks("%s", strings.TrimPrefix(err.Error(), "unknown "))
+	}
+	// Bad input fails at once, before drift sends the run elsewhere.
+	var appErr *temporal.ApplicationError
+	for _, err := range []error{modelErr, toolsErr} {
+		if errors.As(err, &appErr) && appErr.NonRetryable() {
+			return ResolveRunOutput{}, err
+		}
+	}
+	if err := cmp.Or(modelErr, toolsErr, hooksErr); err != nil {
+		return ResolveRunOutput{}, err
 	}
 	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs)), SearchAttributes: a.SearchAttributes,
 		ContextWindow: llm.Limits(in.Model.ID).ContextWindow}

@@ -79,7 +79,7 @@ type CompactOutput struct {
 func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (CompactOutput, error) {
 	model, err := a.Models.Model(in.Model)
 	if err != nil {
-		return CompactOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
+		return CompactOutput{}, a.lacks("model %s: %v", in.Model, err)
 	}
 	ctx, stopWork := a.interruptible(ctx)
 	defer stopWork()

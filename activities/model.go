@@ -16,11 +16,17 @@ import (
 // stored as a segment, so the next turn on any worker can read them. Provider failures become ApplicationErrors whose
 // type is the llm.ErrorKind: retryable for rate limits and outages (with the
 // provider's retry-after as the next delay), non-retryable otherwise. An
-// aborted call is a message with stopReason aborted, not an error.
+// aborted call is a message with stopReason aborted, not an error. A worker
+// that lacks the run's model or tools fails with the retryable ConfigDrift.
 func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnOutput, error) {
+	// The run resolved its model and tools (on some worker): what this
+	// worker lacks of them is drift, never a reason to answer without them.
 	model, err := a.Models.Model(in.Model)
 	if err != nil {
-		return ModelTurnOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrUnknownModel, nil)
+		return ModelTurnOutput{}, a.lacks("model %s: %v", in.Model, err)
+	}
+	if missing := a.missingTools(in.Tools); len(missing) > 0 {
+		return ModelTurnOutput{}, a.lacks("tools %q", missing)
 	}
 	// A worker that shuts down interrupts the turn after its grace; the
 	// retry streams it again on another worker at once.

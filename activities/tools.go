@@ -20,11 +20,15 @@ const ErrToolExecution = "ToolFault"
 
 // PrepareToolCall runs pi's prepareToolCall for a tool the run knows:
 // prepareArguments, validation with coercion, then the before hooks in order.
-// Every failure is an immediate error result, never an activity error.
+// Every failure is an immediate error result, never an activity error,
+// except this worker lacking the tool or a hook (ConfigDrift).
 func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (PrepareOutput, error) {
 	tool, ok := a.Tools.Get(in.ToolCall.Name)
 	if !ok {
-		return immediate(fmt.Sprintf("Tool %s not found", in.ToolCall.Name)), nil
+		// The workflow answers a call of a tool the run does not have
+		// (Tool X not found) and asks this only for the run's own tools:
+		// this worker lacks one another worker resolved.
+		return PrepareOutput{}, a.lacks("tool %q", in.ToolCall.Name)
 	}
 	ctx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
@@ -45,7 +49,7 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 	for _, name := range in.BeforeToolCall {
 		hook, ok := a.Hooks.Before(name)
 		if !ok {
-			return PrepareOutput{}, temporal.NewNonRetryableApplicationError("unknown beforeToolCall hook "+name, ErrUnknownHook, nil)
+			return PrepareOutput{}, a.lacks("beforeToolCall hook %q", name)
 		}
 		res, err := callSafely(func() (*hooks.BeforeResult, error) {
 			return hook(ctx, hooks.BeforeContext{Run: run, ToolCall: in.ToolCall, Args: validated})
@@ -77,7 +81,8 @@ func immediate(text string) PrepareOutput {
 func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
 	tool, ok := a.Tools.Get(in.ToolName)
 	if !ok {
-		return ExecuteOutput{}, temporal.NewNonRetryableApplicationError("unknown tool "+in.ToolName, ErrUnknownTool, nil)
+		// Nothing ran: another worker may run the call (drift).
+		return ExecuteOutput{}, a.lacks("tool %q", in.ToolName)
 	}
 	info := activity.GetInfo(ctx)
 	// A worker that shuts down interrupts the tool after its grace.
@@ -164,7 +169,7 @@ func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (Fi
 	for _, name := range in.AfterToolCall {
 		hook, ok := a.Hooks.After(name)
 		if !ok {
-			return FinalizeOutput{}, temporal.NewNonRetryableApplicationError("unknown afterToolCall hook "+name, ErrUnknownHook, nil)
+			return FinalizeOutput{}, a.lacks("afterToolCall hook %q", name)
 		}
 		override, err := callSafely(func() (*hooks.AfterResult, error) {
 			return hook(hookCtx, hooks.AfterContext{Run: run, ToolCall: in.ToolCall, Args: in.Args, Result: result, IsError: isError})

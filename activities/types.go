@@ -19,8 +19,12 @@ const (
 	QueryContext = "context"
 )
 
-// Stable ApplicationError types for input the worker cannot serve. They are
-// non-retryable: a run naming them fails at once.
+// Stable ApplicationError types for input the worker cannot serve. The
+// Unknown* types are non-retryable: a run naming them fails at once, and
+// they stand for input no worker of this build could serve (a provider or
+// built-in tool name the build does not know, a malformed name, a model
+// its provider refuses) at a run's first start. What depends on the worker
+// instead (ErrConfigDrift) is retryable.
 const (
 	ErrUnknownModelProvider = "UnknownModelProvider"
 	ErrUnknownModel         = "UnknownModel"
@@ -30,6 +34,13 @@ const (
 	// ErrToolsUnavailable is retryable: a run's MCP server does not
 	// answer now.
 	ErrToolsUnavailable = "ToolsUnavailable"
+	// ErrConfigDrift is retryable: this worker lacks a model, a provider's
+	// key, a tool, an MCP server or a hook that a worker of the same fleet
+	// may have (a rollout in progress, a pod started without a secret).
+	// Its message names the worker and what it lacks. The workflow leaves
+	// the stage to another worker until the run's configDriftTimeout
+	// passes (workflows/drift.go).
+	ErrConfigDrift = "ConfigDrift"
 )
 
 // ResolveRunInput names what a run needs from the worker's registries.
@@ -41,6 +52,9 @@ type ResolveRunInput struct {
 	Tools          []string `json:"tools,omitempty"`
 	BeforeToolCall []string `json:"beforeToolCall,omitempty"`
 	AfterToolCall  []string `json:"afterToolCall,omitempty"`
+	// Resolved is set when the run resolved before (it continued as new):
+	// nothing it names is a typo, so whatever this worker lacks is drift.
+	Resolved bool `json:"resolved,omitempty"`
 }
 
 // ToolInfo is what the workflow needs to schedule a tool.

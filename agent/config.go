@@ -87,6 +87,11 @@ type LoopConfig struct {
 	// Budget bounds the run's (a session's: the whole session's) cost,
 	// tokens, turns and tool calls; nil is no limit.
 	Budget *Budget `json:"budget,omitempty"`
+	// ConfigDriftTimeout (a Go duration, default DefaultConfigDriftTimeout)
+	// bounds how long a stage waits for a worker that has the model,
+	// provider key, tool, MCP server or hook the run needs, while the
+	// workers it reaches lack it (ConfigDrift: a rollout in progress).
+	ConfigDriftTimeout string `json:"configDriftTimeout,omitempty"`
 }
 
 // CompactionConfig is pi-coding-agent's compaction settings: compact when
@@ -136,6 +141,21 @@ const DefaultEventOrderWindow = 500 * time.Millisecond
 
 // maxEventOrderWindow keeps a typo from hiding tool ends for hours.
 const maxEventOrderWindow = time.Minute
+
+// DefaultConfigDriftTimeout is the ConfigDriftTimeout when none is given:
+// long enough for a rollout to replace a misconfigured pod.
+const DefaultConfigDriftTimeout = 5 * time.Minute
+
+// maxConfigDriftTimeout keeps a typo from holding a run for weeks.
+const maxConfigDriftTimeout = 24 * time.Hour
+
+// DriftTimeout is the parsed ConfigDriftTimeout.
+func (c *LoopConfig) DriftTimeout() time.Duration {
+	if d, err := time.ParseDuration(c.ConfigDriftTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultConfigDriftTimeout
+}
 
 // OrderWindow is the parsed EventOrderWindow.
 func (c *LoopConfig) OrderWindow() time.Duration {
@@ -197,6 +217,11 @@ func (c *LoopConfig) Normalize() error {
 	if c.HostStartTimeout != "" {
 		if d, err := time.ParseDuration(c.HostStartTimeout); err != nil || d <= 0 {
 			errs = append(errs, fmt.Errorf("hostStartTimeout %q: want a positive Go duration such as 2m", c.HostStartTimeout))
+		}
+	}
+	if c.ConfigDriftTimeout != "" {
+		if d, err := time.ParseDuration(c.ConfigDriftTimeout); err != nil || d <= 0 || d > maxConfigDriftTimeout {
+			errs = append(errs, fmt.Errorf("configDriftTimeout %q: want a positive Go duration up to %v, such as 5m", c.ConfigDriftTimeout, maxConfigDriftTimeout))
 		}
 	}
 	seen := map[string]bool{}

@@ -15,6 +15,21 @@ const (
 	OpenAICompatibleProviderName = "openai-compatible"
 )
 
+// KnownProvider reports whether name is a provider this build can serve
+// when the worker is configured for it: one RegisterFromEnv registers, or
+// the scripted model. A worker that lacks such a provider lacks its key or
+// base URL (config drift), while a name no build knows is a typo. A name
+// given with OPENAI_COMPATIBLE_NAME is known only to the workers it is
+// set on.
+func KnownProvider(name string) bool {
+	switch name {
+	case AnthropicProviderName, OpenAIProviderName, OllamaProviderName, OpenRouterProviderName,
+		OpenAICompatibleProviderName, ScriptedProviderName:
+		return true
+	}
+	return false
+}
+
 // Default endpoints.
 const (
 	DefaultOpenAIBaseURL     = "https://api.openai.com/v1"

@@ -31,6 +31,11 @@ type BuiltinOptions struct {
 	Sandbox *sandbox.Sandbox
 }
 
+// BuiltinNames are the names of the tools Builtins returns: every worker
+// of this build can have them, so a worker without one of them lacks it
+// by configuration, not because the name is a typo.
+var BuiltinNames = []string{"read", "bash", "edit", "write", "grep", "find", "ls"}
+
 // Builtins returns pi's seven coding tools: read, bash, edit, write, grep,
 // find, ls.
 func Builtins(opts BuiltinOptions) []Tool {

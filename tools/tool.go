@@ -214,6 +214,18 @@ type UnavailableError struct{ Err error }
 func (e *UnavailableError) Error() string { return e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
+// UnknownError is a Resolve failure naming the tools this registry does
+// not have (patterns as given).
+type UnknownError struct {
+	Names []string
+	// Have is what the registry has.
+	Have []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown tools %q; this worker has %q", e.Names, e.Have)
+}
+
 // NewRegistry returns a registry holding the given tools.
 func NewRegistry(ts ...Tool) *Registry {
 	r := &Registry{tools: map[string]Tool{}}
@@ -319,7 +331,7 @@ func (r *Registry) Resolve(names []string) ([]Definition, error) {
 		defs = append(defs, t.Definition())
 	}
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("unknown tools %q; this worker has %q", unknown, r.Names())
+		return nil, &UnknownError{Names: unknown, Have: r.Names()}
 	}
 	if len(unavailable) > 0 {
 		return nil, &UnavailableError{Err: errors.Join(unavailable...)}

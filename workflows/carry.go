@@ -50,6 +50,7 @@ func (l *loop) restore(c *Carry) {
 	if c == nil {
 		return
 	}
+	l.resolvedBefore = true
 	l.steering.items, l.followUps.items = c.Steering, c.FollowUps
 	if c.SteeringMode != "" {
 		l.steering.mode = c.SteeringMode

@@ -143,19 +143,26 @@ func (l *loop) compactContext(ctx, actx workflow.Context, reason, instructions s
 	}
 	opts := modelActivityOptions()
 	opts.Summary = fmt.Sprintf("compact: %s tokens (%s)", kTokens(tokens), reason)
-	f := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, opts), a.CompactContext, activities.CompactInput{
-		Model:        l.cfg.Model,
-		Options:      l.cfg.ModelOptions,
-		Context:      ref,
-		Previous:     l.compact.last,
-		Settings:     l.compact.settings,
-		Instructions: instructions,
-		Manual:       reason == agent.CompactionManual,
-	})
-	if reason == agent.CompactionManual {
-		_ = f.Get(ctx, nil)
-	} else {
-		l.wait(ctx, f)
+	var f workflow.Future
+	var drift driftWait
+	for again := true; again; {
+		f = workflow.ExecuteActivity(workflow.WithActivityOptions(actx, opts), a.CompactContext, activities.CompactInput{
+			Model:        l.cfg.Model,
+			Options:      l.cfg.ModelOptions,
+			Context:      ref,
+			Previous:     l.compact.last,
+			Settings:     l.compact.settings,
+			Instructions: instructions,
+			Manual:       reason == agent.CompactionManual,
+		})
+		if reason == agent.CompactionManual {
+			_ = f.Get(ctx, nil)
+		} else {
+			l.wait(ctx, f)
+		}
+		// A worker that lacks the model leaves the compaction to another
+		// (drift.go); an abort meanwhile cancels the next one at once.
+		again = l.driftAgain(ctx, &drift, f.Get(ctx, nil), reason != agent.CompactionManual)
 	}
 	var out activities.CompactOutput
 	end := agent.CompactionInfo{Reason: reason}

@@ -40,4 +40,6 @@
 //	versioning.go        worker versioning: pinned runs, auto-upgrading sessions
 //	visibility.go        search attributes and the run's status for the Web UI
 //	rejections.go        TrimRejections: a refused large Update must not end the run
+//	drift.go             config drift: a stage a worker cannot serve for want
+//	                     of a model, key, tool, MCP server or hook moves on
 package workflows

@@ -106,16 +106,23 @@ func (l *loop) continueAsNew(ctx workflow.Context, in AgentLoopInput, paused *Pa
 // and learns how to schedule the tools.
 func (l *loop) resolve(ctx workflow.Context) error {
 	var resolved activities.ResolveRunOutput
-	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
+	in := activities.ResolveRunInput{
 		Model:          l.cfg.Model,
 		Workspace:      l.cfg.Workspace,
 		Tools:          l.cfg.Tools,
 		BeforeToolCall: l.cfg.BeforeToolCall,
 		AfterToolCall:  l.cfg.AfterToolCall,
-	})
+		Resolved:       l.resolvedBefore,
+	}
+	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.ResolveRun, in)
 	l.wait(ctx, f)
+	if g, ok := l.elsewhere(ctx, f.Get(ctx, nil), a.ResolveRun, in); ok {
+		// This worker lacks what the run needs (drift.go).
+		f = g
+		l.wait(ctx, f)
+	}
 	if err := f.Get(ctx, &resolved); err != nil {
-		return err
+		return l.driftError(err)
 	}
 	l.tools = map[string]activities.ToolInfo{}
 	for _, t := range resolved.Tools {

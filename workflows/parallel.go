@@ -23,6 +23,12 @@ type chain struct {
 	preparedCall
 	exec workflow.Future
 	fin  workflow.Future
+	// finIn is the finalize's input, for running it elsewhere once
+	// (finMoved) when this worker lacks an after hook; drift is the
+	// execute's wait for a worker that has the tool (drift.go).
+	finIn    activities.FinalizeInput
+	finMoved bool
+	drift    driftWait
 	// lookup asks the host about a lost single-attempt tool; lost is the
 	// attempt's error.
 	lookup   workflow.Future
@@ -144,6 +150,10 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 				return
 			}
 			out, executed = lookupResult(ctx, nil, c.lost), true
+		} else if delay, again := l.driftDelay(ctx, &c.drift, c.exec.Get(ctx, nil)); again {
+			// The worker lacked the tool (drift.go).
+			c.exec = l.executeAfter(ctx, c, delay)
+			return
 		} else {
 			var ok bool
 			out, ok = executeResult(ctx, c.exec)
@@ -166,7 +176,15 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 			l.finished(c, finalized{call: c.call, result: out.Result, isError: out.IsError})
 			return
 		}
-		c.fin = l.startFinalize(ctx, c.call, c.args, out.Result, out.IsError)
+		c.finIn = l.finalizeInput(c.call, c.args, out.Result, out.IsError)
+		c.fin = workflow.ExecuteLocalActivity(l.localCtx(ctx), a.FinalizeToolCall, c.finIn)
+	}
+	if c.fin != nil && c.fin.IsReady() && !c.finMoved {
+		if g, ok := l.elsewhere(ctx, c.fin.Get(ctx, nil), a.FinalizeToolCall, c.finIn); ok {
+			// The worker lacked an after hook (drift.go).
+			c.fin, c.finMoved = g, true
+			return
+		}
 	}
 	if c.fin != nil && c.fin.IsReady() {
 		f := finalizeResult(ctx, c.fin, c.call)

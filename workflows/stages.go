@@ -35,12 +35,17 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
 	}
-	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, activities.PrepareInput{
+	in := activities.PrepareInput{
 		ToolCall:       call,
 		BeforeToolCall: l.cfg.BeforeToolCall,
 		Aborted:        l.aborted,
-	})
+	}
+	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, in)
 	l.wait(ctx, f)
+	if g, ok := l.elsewhere(ctx, f.Get(ctx, nil), a.PrepareToolCall, in); ok {
+		f = g
+		l.wait(ctx, f)
+	}
 	var out activities.PrepareOutput
 	if err := f.Get(ctx, &out); err != nil {
 		return activities.PrepareOutput{Immediate: true, IsError: true, Result: agent.ErrorResult(failureText(err))}
@@ -130,12 +135,16 @@ func (l *loop) toolQueue(name string) string {
 
 // execute runs a prepared call to its result.
 func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string]any) activities.ExecuteOutput {
+	var drift driftWait
 	for {
 		l.rehost(ctx)
 		f := l.startExecute(call, args)
 		l.wait(ctx, f)
 		if out, gone := l.hostUnavailable(call.Name, f.Get(ctx, nil)); gone {
 			return out
+		}
+		if l.driftAgain(ctx, &drift, f.Get(ctx, nil), true) {
+			continue
 		}
 		if id, lost := l.lostAttempt(call, f.Get(ctx, nil)); lost {
 			lf := l.startLookup(ctx, call, id)
@@ -157,20 +166,25 @@ func (l *loop) finalize(ctx workflow.Context, call agent.Content, args map[strin
 	if len(l.cfg.AfterToolCall) == 0 {
 		return finalized{call: call, result: result, isError: isError}
 	}
-	f := l.startFinalize(ctx, call, args, result, isError)
+	in := l.finalizeInput(call, args, result, isError)
+	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.FinalizeToolCall, in)
 	l.wait(ctx, f)
+	if g, ok := l.elsewhere(ctx, f.Get(ctx, nil), a.FinalizeToolCall, in); ok {
+		f = g
+		l.wait(ctx, f)
+	}
 	return finalizeResult(ctx, f, call)
 }
 
-func (l *loop) startFinalize(ctx workflow.Context, call agent.Content, args map[string]any, result agent.ToolResult, isError bool) workflow.Future {
-	return workflow.ExecuteLocalActivity(l.localCtx(ctx), a.FinalizeToolCall, activities.FinalizeInput{
+func (l *loop) finalizeInput(call agent.Content, args map[string]any, result agent.ToolResult, isError bool) activities.FinalizeInput {
+	return activities.FinalizeInput{
 		ToolCall:      call,
 		Args:          args,
 		Result:        result,
 		IsError:       isError,
 		AfterToolCall: l.cfg.AfterToolCall,
 		Aborted:       l.aborted,
-	})
+	}
 }
 
 func finalizeResult(ctx workflow.Context, f workflow.Future, call agent.Content) finalized {

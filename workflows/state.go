@@ -38,6 +38,10 @@ type loop struct {
 	hostStartDefault time.Duration
 	hostResolvedAt   time.Time
 	hostLost         string
+	// resolvedBefore is set when the run continued as new: what it names
+	// resolved in an earlier workflow run, so a worker lacking it is
+	// drift (drift.go), never bad input.
+	resolvedBefore bool
 
 	// context holds the transcript's tail: the messages the content
 	// store's segments do not hold yet, and those of the current run.
@@ -195,11 +199,13 @@ func (l *loop) activityCtx() workflow.Context {
 }
 
 // localCtx runs the cheap stages (resolve, prepare, finalize) as local
-// activities: recorded as markers, no task-queue round trip.
+// activities: recorded as markers, no task-queue round trip. Their retries
+// run on the same worker, which cannot help when it lacks what the run
+// needs: the stage then moves elsewhere at once (drift.go).
 func (l *loop) localCtx(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(l.baseCtx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrConfigDrift}},
 	})
 }
 

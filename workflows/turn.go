@@ -67,14 +67,25 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	opts := modelActivityOptions()
 	opts.Summary = fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn)
 	actx := workflow.WithActivityOptions(l.activityCtx(), opts)
-	f := workflow.ExecuteActivity(actx, a.ModelTurn, activities.ModelTurnInput{
-		Model:   l.cfg.Model,
-		Options: l.cfg.ModelOptions,
-		Tools:   l.cfg.Tools,
-		Context: ref,
-		Turn:    l.turn,
-	})
-	l.wait(ctx, f)
+	var f workflow.Future
+	var drift driftWait
+	for {
+		f = workflow.ExecuteActivity(actx, a.ModelTurn, activities.ModelTurnInput{
+			Model:   l.cfg.Model,
+			Options: l.cfg.ModelOptions,
+			Tools:   l.cfg.Tools,
+			Context: ref,
+			Turn:    l.turn,
+		})
+		l.wait(ctx, f)
+		if !l.driftAgain(ctx, &drift, f.Get(ctx, nil), true) {
+			break
+		}
+		if l.aborted {
+			// Aborted while waiting for a worker that has the model.
+			return l.abortedMessage(ctx)
+		}
+	}
 	var out activities.ModelTurnOutput
 	if err := f.Get(ctx, &out); err != nil {
 		var cancelled *temporal.CanceledError
