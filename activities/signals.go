@@ -285,15 +285,22 @@ func (r runControl) FollowUpAt(ctx context.Context, m agent.Message, at time.Dur
 }
 
 // queue signals a message a tool queued, its large content stored first:
-// the workflow queues, carries and sends on what the signal holds.
+// the workflow queues, carries and sends on what the signal holds. The
+// tool may call from a context of its own, so the scope is the call's.
 func (r runControl) queue(ctx context.Context, q ToolQueue) error {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-	defer cancel()
-	m, err := r.a.offloadMessage(sctx, q.Message)
-	if err != nil {
-		return err
+	if st := r.a.partialStore(); st != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+		defer cancel()
+		var stored agent.Message
+		err := r.a.retryStore(sctx, func() (err error) {
+			stored, err = store.OffloadMessage(sctx, st, r.info.WorkflowExecution.ID, q.Message)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		q.Message = stored
 	}
-	q.Message = m
 	return r.signal(ctx, SignalToolQueue, q)
 }
 
