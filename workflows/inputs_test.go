@@ -98,9 +98,9 @@ func inputsChain(t *testing.T, h *harness, id string, minRuns, bound int) int64 
 	var total int64
 	for _, r := range chainRuns(t, h, id, minRuns) {
 		runID := r.GetExecution().GetRunId()
-		desc, err := h.c.DescribeWorkflowExecution(ctx, id, runID)
+		desc, err := h.c.DescribeWorkflow(ctx, id, runID)
 		require.NoError(t, err)
-		info := desc.GetWorkflowExecutionInfo()
+		info := desc.RawResponse.GetWorkflowExecutionInfo()
 		require.NotEqual(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, info.GetStatus())
 		require.NotEqual(t, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, info.GetStatus())
 		hist, err := testenv.History(ctx, h.c, id, runID)
