@@ -8,6 +8,7 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,4 +254,34 @@ func TestInputsOverTheCapIsRefused(t *testing.T) {
 	texts := inputsUserTexts(h, 2)
 	require.Equal(t, agent.TextOf(second.Content), texts[len(texts)-1])
 	inputsChain(t, h, run.GetID(), 1, workflows.MaxQueuedBytes+inputsPayloadBound)
+}
+
+// recordSessionLargeInputs records the stored inputs for the replay
+// corpus: a prompt, a steer Update, a steer Signal and a prompt Signal
+// (queued as a follow-up), each 8 KB of inline text, stored by the
+// StoreInputs local activity.
+func recordSessionLargeInputs(t *testing.T) (client.Client, string) {
+	g := newGate()
+	h := recording(t, []llm.ScriptedResponse{
+		answer(text("looking"), call("c1", "wait")),
+		answer(text("steered")),
+		answer(text("followed up")),
+	}, g.tool("wait"))
+	ctx := context.Background()
+	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}}})
+	id := run.GetID()
+	large := func(s string) string { return strings.Repeat(s, 8000) }
+	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: large("p")}, nil)
+	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.updateOnce(id, "steer-1", workflows.UpdateSteer, agent.UserText(large("s"), 0), nil)
+	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", workflows.SignalSteer, agent.UserText(large("t"), 0)))
+	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", workflows.SignalPrompt, workflows.PromptRequest{Text: large("f")}))
+	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.Steering) == 2 && len(s.FollowUps) == 1 })
+	close(g.release)
+	h.waitRunEnd(run, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	last := h.requests[len(h.requests)-1].Messages
+	require.Equal(t, large("f"), agent.TextOf(last[len(last)-1].Content), "the model got the signalled prompt whole")
+	return h.c, id
 }
