@@ -147,7 +147,9 @@ func (l *loop) checkRoom(n int) error {
 // storeInputs returns messages with their large content stored (the
 // StoreInputs local activity) and stubs in its place. A store that does
 // not answer is waited for: for a few minutes when a client waits for
-// the answer (bounded), for as long as it takes otherwise.
+// the answer (bounded: the Update fails, the Signal is dropped with a
+// note), for up to a day otherwise (a start input, a waiting prompt), as a
+// store outage holds a stage.
 func (l *loop) storeInputs(ctx workflow.Context, ms []agent.Message, bounded bool) ([]agent.Message, error) {
 	if !hasLarge(ms) || workflow.GetVersion(ctx, storeInputsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return ms, nil
@@ -156,6 +158,9 @@ func (l *loop) storeInputs(ctx workflow.Context, ms []agent.Message, bounded boo
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 	}
+	// The SDK bounds a local activity's retries by its schedule-to-close,
+	// which defaults to its start-to-close.
+	opts.ScheduleToCloseTimeout = 24 * time.Hour
 	if bounded {
 		opts.ScheduleToCloseTimeout = 3 * time.Minute
 	}
