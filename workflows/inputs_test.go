@@ -181,8 +181,9 @@ func TestInputsLargePromptSignalDuringARun(t *testing.T) {
 
 // Fifty follow-ups of 100 KB, queued through agentclient with the store
 // (history holds stubs) while a tool runs, are carried across two
-// continues-as-new (after every turn) and answered, all in one turn
-// (follow-up mode all), each whole.
+// continues-as-new (after every turn: one with the queue, one with the
+// paused run's pending messages) and answered, all in one turn (follow-up
+// mode all), each whole.
 func TestInputsFiftyFollowUpsAcrossContinueAsNew(t *testing.T) {
 	h, run, release := inputsSession(t, workflows.SessionInput{
 		LoopConfig:              agent.LoopConfig{FollowUpMode: agent.QueueAll},
