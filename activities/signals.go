@@ -276,12 +276,32 @@ func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
 // SteerAt queues a steering message at an offset from the call's start in
 // a tool's simulated time (tools.TimedRunControl).
 func (r runControl) SteerAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
+	return r.queue(ctx, ToolQueue{Message: m, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
 }
 
 // FollowUpAt queues a follow-up at an offset from the call's start.
 func (r runControl) FollowUpAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.signal(ctx, SignalToolQueue, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
+	return r.queue(ctx, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
+}
+
+// queue signals a message a tool queued, its large content stored first:
+// the workflow queues, carries and sends on what the signal holds. The
+// tool may call from a context of its own, so the scope is the call's.
+func (r runControl) queue(ctx context.Context, q ToolQueue) error {
+	if st := r.a.partialStore(); st != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+		defer cancel()
+		var stored agent.Message
+		err := r.a.retryStore(sctx, func() (err error) {
+			stored, err = store.OffloadMessage(sctx, st, r.info.WorkflowExecution.ID, q.Message)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		q.Message = stored
+	}
+	return r.signal(ctx, SignalToolQueue, q)
 }
 
 // Abort cancels the run's tools in this process before it signals the

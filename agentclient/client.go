@@ -92,6 +92,10 @@ type UpdateOptions struct {
 	// new meanwhile) are retried; 0 means DefaultUpdateRetryFor. An Update
 	// the run refuses or fails is never retried.
 	RetryFor time.Duration
+	// Store, when set, is the workers' content store: the argument's
+	// large content is stored there before the Update is sent
+	// (StoreContent), so history holds a stub.
+	Store store.Blobs
 }
 
 // DefaultUpdateRetryFor is how long an Update is sent again after failures
@@ -103,6 +107,10 @@ func NewUpdateID() string { return uuid.NewString() }
 
 // UpdateWithOptions is Update with a given Update ID and retry bound.
 func UpdateWithOptions(ctx context.Context, c client.Client, workflowID, name string, arg, result any, o UpdateOptions) error {
+	arg, err := StoreContent(ctx, o.Store, workflowID, arg)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", name, workflowID, err)
+	}
 	args, err := updateArgs(workflowID, name, arg)
 	if err != nil {
 		return err
@@ -159,6 +167,19 @@ func StartSession(ctx context.Context, c client.Client, id, taskQueue string, in
 	}
 	start := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue}
 	var st workflows.RunStatus
+	stored, err := StoreContent(ctx, o.Store, id, in)
+	if err != nil {
+		return nil, st, fmt.Errorf("start session %s: %w", id, err)
+	}
+	in = stored.(workflows.SessionInput)
+	if prompt != nil {
+		p, err := StoreContent(ctx, o.Store, id, *prompt)
+		if err != nil {
+			return nil, st, fmt.Errorf("start session %s: %w", id, err)
+		}
+		r := p.(workflows.PromptRequest)
+		prompt = &r
+	}
 	if prompt == nil {
 		run, err := c.ExecuteWorkflow(ctx, start, workflows.SessionWorkflow, in)
 		return run, st, err

@@ -1,4 +1,6 @@
 // Package agentclient is the client side of agent runs: start one, follow
-// its event log, and send it steering, follow-up and abort. The starter
-// command is a thin shell over it.
+// its event log, and send it steering, follow-up and abort. Given the
+// workers' content store, it stores large content before sending it
+// (content.go), so history holds stubs. The starter command is a thin
+// shell over it.
 package agentclient

@@ -34,6 +34,7 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		Run:          paused,
 		HostQueue:    l.hostQueue,
 		Updates:      l.updates.items,
+		Dropped:      l.inputs.dropped,
 	}
 	if l.lastAssistant.Role != "" {
 		m := l.lastAssistant
@@ -79,6 +80,7 @@ func (l *loop) restore(c *Carry) {
 	}
 	l.hostQueue = c.HostQueue
 	l.updates.items = c.Updates
+	l.inputs.dropped = c.Dropped
 }
 
 // shouldContinueAsNew says whether the run should stop between two turns (or

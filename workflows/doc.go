@@ -26,6 +26,7 @@
 //	stages.go            prepareToolCall, executeToolCall and
 //	                     finalizeToolCall around the activities
 //	queue.go             PendingMessageQueue: steering and follow-up queues
+//	inputs.go            large inputs: stored as stubs, capped in all
 //	eventlog.go          the durable event log that replaces pi's subscribers
 //	handlers.go          the run's Updates, Signals and Queries
 //	updates.go           idempotent Updates: a repeated Update ID answers again

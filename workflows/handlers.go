@@ -36,12 +36,17 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			if l.status == statusEnded || l.status == statusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
-			return checkQueuedMessage(&m, false)
+			if err := checkQueuedMessage(&m, false); err != nil {
+				return err
+			}
+			return l.checkRoom(l.inlineBytes(m))
 		}
 		handle := func(ctx workflow.Context, m agent.Message) (QueueStatus, error) {
 			return once(l, ctx, func() (QueueStatus, error) {
 				_ = checkQueuedMessage(&m, false) // fills the default role the validator allowed
-				q.push(m)
+				if err := l.enqueue(ctx, q, m); err != nil {
+					return QueueStatus{}, err
+				}
 				return QueueStatus{Queued: len(q.items)}, nil
 			})
 		}
@@ -205,18 +210,6 @@ func (l *loop) drainSignals(ctx workflow.Context) {
 	}
 }
 
-func (l *loop) receiveQueued(c workflow.ReceiveChannel, q *queue) {
-	var m agent.Message
-	if !c.ReceiveAsync(&m) {
-		return
-	}
-	if err := checkQueuedMessage(&m, false); err != nil {
-		workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid queued message", "Channel", c.Name(), "Error", err)
-		return
-	}
-	q.push(m)
-}
-
 // toolUpdate records partial results of a running call, in order. In a
 // parallel batch they wait their turn with the batch's other events.
 // Updates for a call that has ended are dropped, as pi drops late onUpdate
@@ -299,6 +292,7 @@ func (l *loop) state() RunState {
 		Compactions:      l.compact.count,
 		TokensSaved:      l.compact.tokensSaved,
 		Budget:           l.budgetState(),
+		Dropped:          append([]DroppedMessage{}, l.inputs.dropped...),
 	}
 }
 

@@ -72,6 +72,7 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 	}
 	l.suspend = func() bool { return l.shouldContinueAsNew(ctx) }
 	l.checkHost(ctx)
+	l.storeStart(ctx, in.Messages, &prompts, &l.steering.items, &l.followUps.items)
 	var paused *PausedRun
 	if in.Carry != nil && in.Carry.Run != nil {
 		l.runNumber = 1
@@ -214,7 +215,7 @@ func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPo
 	rs := PausedRun{FirstTurn: true, HasMoreToolCalls: true}
 	l.drainSignals(ctx)
 	if !skipSteeringPoll {
-		rs.Pending = l.steering.drain()
+		rs.Pending = l.poll(ctx, &l.steering)
 	}
 	return l.runLoop(ctx, rs)
 }
@@ -274,10 +275,10 @@ func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
 				return nil
 			}
 			l.drainSignals(ctx)
-			rs.Pending = l.steering.drain()
+			rs.Pending = l.poll(ctx, &l.steering)
 		}
 		l.drainSignals(ctx)
-		followUps := l.followUps.drain()
+		followUps := l.poll(ctx, &l.followUps)
 		if len(followUps) == 0 {
 			break
 		}

@@ -53,6 +53,7 @@ func TestRecordHistories(t *testing.T) {
 		"session-budget":                recordSessionBudget,
 		"loop-continue-as-new":          recordLoopContinueAsNew,
 		"loop-approval-timeout":         recordLoopApprovalTimeout,
+		"session-large-inputs":          recordSessionLargeInputs,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

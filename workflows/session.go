@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agent"
 )
 
 // UnmarshalJSON never fails, as AgentLoopInput's.
@@ -41,6 +43,12 @@ type session struct {
 func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	inputErr := checkSessionInput(&in)
 	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in, startBuild: currentBuild(ctx)}
+	s.inputs.prompts = func() []agent.Message {
+		if s.next == nil {
+			return nil
+		}
+		return s.next.Prompts
+	}
 	s.restore(in.Carry)
 	s.continueAfterTurns = in.ContinueAsNewAfterTurns
 	if err := s.registerHandlers(ctx); err != nil {
@@ -58,6 +66,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		return SessionResult{}, err
 	}
 	s.suspend = func() bool { return s.shouldContinueAsNew(ctx) }
+	s.storeStart(ctx, in.Messages)
 
 	if in.Carry != nil && in.Carry.Run != nil {
 		s.setStatus(ctx, statusRunning)
@@ -79,6 +88,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		}
 		// A prompt that came during a manual compaction waits for it.
 		_ = workflow.Await(ctx, func() bool { return !s.compacting })
+		s.storeNext(ctx)
 		next := s.next
 		s.next = nil
 		s.cfg = s.settings
@@ -135,6 +145,7 @@ func (s *session) waitForWork(ctx workflow.Context) {
 func (s *session) continueAsNew(ctx workflow.Context, paused *PausedRun) (SessionResult, error) {
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	s.drainSignals(ctx)
+	s.storeNext(ctx)
 	next := s.in
 	next.LoopConfig = s.settings
 	if paused != nil {

@@ -26,15 +26,23 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 	s.promptSignal = func(r PromptRequest) {
 		msgs, err := s.promptMessages(ctx, r)
 		if err != nil {
-			workflow.GetLogger(ctx).Warn("Dropped an invalid prompt signal", "Error", err)
+			s.dropSignal(SignalPrompt, len(r.Text), "invalid prompt", err)
 			return
 		}
 		if s.busy() {
 			// A Signal cannot be refused: rather than lose the prompt,
 			// it waits as a follow-up, which is what pi advises.
 			for _, m := range msgs {
-				s.followUps.push(m)
+				s.queueSignalled(SignalPrompt, &s.followUps, m, true)
 			}
+			return
+		}
+		if err := s.checkRoom(s.inlineBytes(msgs...)); err != nil && s.capsQueues(ctx) {
+			n := 0
+			for _, m := range msgs {
+				n += contentBytes(m.Content)
+			}
+			s.dropSignal(SignalPrompt, n, "queues full", err)
 			return
 		}
 		s.startRun(&NextRun{Prompts: msgs})
@@ -52,8 +60,11 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			if why := s.budgetExhausted(); why != "" {
 				return errors.New(agent.BudgetErrorMessage(why))
 			}
-			_, err := s.promptMessages(ctx, r)
-			return err
+			msgs, err := s.promptMessages(ctx, r)
+			if err != nil {
+				return err
+			}
+			return s.checkRoom(s.inlineBytes(msgs...))
 		}},
 		{UpdateContinue, s.continueRun, func(workflow.Context) error {
 			if err := s.checkContinue(); err != nil {

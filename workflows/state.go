@@ -71,6 +71,7 @@ type loop struct {
 
 	steering  queue
 	followUps queue
+	inputs    inputState // large inputs: order, notes (inputs.go)
 	events    eventLog
 
 	status      string
@@ -236,7 +237,7 @@ func (l *loop) finish(ctx workflow.Context) (AgentLoopResult, error) {
 		FollowUps:    l.followUps.items,
 	}
 	held, earlier := l.newMessages()
-	res.Messages, res.OmittedMessages = boundedTail(held, maxResultBytes)
+	res.Messages, res.OmittedMessages = boundedTail(held, l.resultBudget(ctx, res))
 	for _, r := range earlier {
 		res.OmittedMessages += r.To - r.From
 	}

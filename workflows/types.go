@@ -139,6 +139,8 @@ type Carry struct {
 	// Updates are the IDs and answers of the latest Updates applied, so a
 	// repeat sent across the seam is applied once (updates.go).
 	Updates []UpdateRecord `json:"updates,omitempty"`
+	// Dropped are the notes of dropped Signals (QueryState's dropped).
+	Dropped []DroppedMessage `json:"dropped,omitempty"`
 }
 
 // PausedRun is where a run stands between two turns: the messages the last
@@ -266,6 +268,19 @@ type RunState struct {
 	TokensSaved   int `json:"tokensSaved,omitempty"`
 	// Budget is the limits, the spend and what is left (budget.go).
 	Budget BudgetState `json:"budget"`
+	// Dropped notes the latest Signals the run could not take (a Signal
+	// cannot be refused): an invalid message, or queues without room.
+	Dropped []DroppedMessage `json:"dropped,omitempty"`
+}
+
+// DroppedMessage is a note of a steer, followUp or prompt Signal that the
+// run dropped: its channel, the bytes of its content's text, why, and when
+// (Unix ms).
+type DroppedMessage struct {
+	Signal string `json:"signal"`
+	Bytes  int    `json:"bytes"`
+	Reason string `json:"reason"`
+	At     int64  `json:"at"`
 }
 
 // PendingApproval is a tool call waiting for a person, as QueryState shows it.

@@ -109,9 +109,9 @@ func (e *env) chatLine(ctx context.Context, id, line string) {
 	case "/help":
 		fmt.Fprintln(e.out, chatHelp)
 	case "/steer":
-		_, err = agentclient.Steer(ctx, e.c, id, rest)
+		err = e.send(ctx, id, workflows.UpdateSteer, userText(rest), nil)
 	case "/followup":
-		_, err = agentclient.FollowUp(ctx, e.c, id, rest)
+		err = e.send(ctx, id, workflows.UpdateFollowUp, userText(rest), nil)
 	case "/abort":
 		_, err = agentclient.Abort(ctx, e.c, id, rest)
 	case "/continue":
@@ -125,10 +125,10 @@ func (e *env) chatLine(ctx context.Context, id, line string) {
 	case "/thinking":
 		err = e.set(ctx, id, "thinking", rest)
 	default:
-		err = agentclient.Update(ctx, e.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: line}, nil)
+		err = e.send(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: line}, nil)
 		if err != nil && strings.Contains(err.Error(), "already processing") {
 			// A run is going: the line steers it, as pi's interactive mode does.
-			_, err = agentclient.Steer(ctx, e.c, id, line)
+			err = e.send(ctx, id, workflows.UpdateSteer, userText(line), nil)
 			if err == nil {
 				fmt.Fprintln(e.out, "       (steering the running agent)")
 			}

@@ -162,7 +162,13 @@ type env struct {
 // often the command runs with the same -update-id.
 func (e *env) update(ctx context.Context, id, name string, arg, result any) error {
 	e.updateSent = true
-	return agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{ID: e.updateID})
+	return agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
+}
+
+// send sends an Update of its own (a chat line), its large content stored
+// first as every command's is.
+func (e *env) send(ctx context.Context, id, name string, arg, result any) error {
+	return agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{Store: e.store})
 }
 
 // userText is a user message, as steer and follow-up send it.

@@ -127,7 +127,7 @@ func mcpToolPatterns(spec string) ([]string, error) {
 // start starts a run, calls then (if any) once it is running, and follows
 // its events to the end.
 func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.AgentLoopInput, asJSON, detach bool, then func(client.WorkflowRun) error) error {
-	run, err := agentclient.Start(ctx, e.c, id, taskQueue, in)
+	run, err := agentclient.StartWithOptions(ctx, e.c, id, taskQueue, in, agentclient.StartOptions{Store: e.store})
 	if err != nil {
 		return err
 	}

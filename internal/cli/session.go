@@ -206,7 +206,7 @@ func (e *env) startSession(ctx context.Context, id string, f sessionFlags, promp
 		req = &workflows.PromptRequest{Text: prompt}
 		e.updateSent = true
 	}
-	run, st, err := agentclient.StartSession(ctx, e.c, id, workflows.TaskQueue, in, req, agentclient.UpdateOptions{ID: e.updateID})
+	run, st, err := agentclient.StartSession(ctx, e.c, id, workflows.TaskQueue, in, req, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
 	if err != nil {
 		return nil, st, err
 	}
