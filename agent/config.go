@@ -81,6 +81,11 @@ type LoopConfig struct {
 	// Budget bounds the run's (a session's: the whole session's) cost,
 	// tokens, turns and tool calls; nil is no limit.
 	Budget *Budget `json:"budget,omitempty"`
+	// ModelRetryTimeout (a Go duration, default DefaultModelRetryTimeout)
+	// is how long a model turn (or a compaction's summary) keeps retrying
+	// a provider that is down or rate-limited before the turn ends with
+	// the provider's error.
+	ModelRetryTimeout string `json:"modelRetryTimeout,omitempty"`
 }
 
 // CompactionConfig is pi-coding-agent's compaction settings: compact when
@@ -139,6 +144,21 @@ func (c *LoopConfig) OrderWindow() time.Duration {
 	return DefaultEventOrderWindow
 }
 
+// DefaultModelRetryTimeout is the ModelRetryTimeout when none is given:
+// long enough to wait out a provider's outage of an hour or two.
+const DefaultModelRetryTimeout = 2 * time.Hour
+
+// maxModelRetryTimeout keeps a typo from retrying for a month.
+const maxModelRetryTimeout = 7 * 24 * time.Hour
+
+// ModelRetryWindow is the parsed ModelRetryTimeout.
+func (c *LoopConfig) ModelRetryWindow() time.Duration {
+	if d, err := time.ParseDuration(c.ModelRetryTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultModelRetryTimeout
+}
+
 // Normalize fills pi's defaults and checks the enumerations.
 func (c *LoopConfig) Normalize() error {
 	if c.ToolExecution == "" {
@@ -186,6 +206,11 @@ func (c *LoopConfig) Normalize() error {
 	if c.EventOrderWindow != "" {
 		if d, err := time.ParseDuration(c.EventOrderWindow); err != nil || d <= 0 || d > maxEventOrderWindow {
 			errs = append(errs, fmt.Errorf("eventOrderWindow %q: want a positive Go duration up to %v, such as 500ms", c.EventOrderWindow, maxEventOrderWindow))
+		}
+	}
+	if c.ModelRetryTimeout != "" {
+		if d, err := time.ParseDuration(c.ModelRetryTimeout); err != nil || d <= 0 || d > maxModelRetryTimeout {
+			errs = append(errs, fmt.Errorf("modelRetryTimeout %q: want a positive Go duration up to %v, such as 2h", c.ModelRetryTimeout, maxModelRetryTimeout))
 		}
 	}
 	seen := map[string]bool{}
