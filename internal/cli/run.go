@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -135,6 +136,9 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 	if detach {
 		return nil
 	}
+	waitCtx, stopExplaining := context.WithCancel(ctx)
+	defer stopExplaining()
+	go e.explainWait(waitCtx, run)
 	if then != nil {
 		if err := then(run); err != nil {
 			return err
@@ -155,6 +159,35 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 		fmt.Fprintln(e.out, "Error:", res.ErrorMessage)
 	}
 	return nil
+}
+
+// waitCheck is how often the starter asks why a run no worker has taken
+// yet waits: a run waiting for a build that is not current, or for a
+// worker that does not exist, says so within seconds.
+const waitCheck = 2 * time.Second
+
+// explainWait tells, on stderr, why a run's first workflow task waits,
+// until a worker takes it: each new reason once.
+func (e *env) explainWait(ctx context.Context, run client.WorkflowRun) {
+	said := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(waitCheck):
+		}
+		why, started, err := agentclient.WhyWaiting(ctx, e.c, run.GetID(), run.GetRunID())
+		if started {
+			if said != "" {
+				fmt.Fprintf(e.err, "Run %s: a worker took it.\n", run.GetID())
+			}
+			return
+		}
+		if err == nil && why != "" && why != said {
+			fmt.Fprintf(e.err, "Run %s has not started: %s\n", run.GetID(), why)
+			said = why
+		}
+	}
 }
 
 // demo runs the scripted demo: parallel reads, a failing test (an error
