@@ -49,7 +49,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	streamCtx, live := a.startLiveStream(ctx, in.Turn, prior)
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()
-	s := a.awaitSave(ctx, saving, stopSaving)
+	s := awaitSave(saving, stopSaving)
 	if interrupted(streamCtx) && (err != nil || msg.StopReason == agent.StopReasonAborted) {
 		a.recordBilled(ctx, live, prior, &msg)
 		return ModelTurnOutput{}, shutdownError("the model turn")
@@ -98,7 +98,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 const saveGrace = 30 * time.Second
 
 // awaitSave waits for the segment save up to saveGrace, then stops it.
-func (a *Activities) awaitSave(ctx context.Context, saving <-chan saved, stop context.CancelFunc) saved {
+func awaitSave(saving <-chan saved, stop context.CancelFunc) saved {
 	t := time.NewTimer(saveGrace)
 	defer t.Stop()
 	select {
