@@ -138,7 +138,7 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 	}
 	waitCtx, stopExplaining := context.WithCancel(ctx)
 	defer stopExplaining()
-	go e.explainWait(waitCtx, run)
+	go e.explainWait(waitCtx, run.GetID(), run.GetRunID())
 	if then != nil {
 		if err := then(run); err != nil {
 			return err
@@ -166,9 +166,10 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 // worker that does not exist, says so within seconds.
 const waitCheck = 2 * time.Second
 
-// explainWait tells, on stderr, why a run's first workflow task waits,
-// until a worker takes it: each new reason once.
-func (e *env) explainWait(ctx context.Context, run client.WorkflowRun) {
+// explainWait tells, on stderr, why the first workflow task of a run or
+// session (runID "": its latest run) waits, until a worker takes it: each
+// new reason once.
+func (e *env) explainWait(ctx context.Context, id, runID string) {
 	said := ""
 	for {
 		select {
@@ -176,15 +177,15 @@ func (e *env) explainWait(ctx context.Context, run client.WorkflowRun) {
 			return
 		case <-time.After(waitCheck):
 		}
-		why, started, err := agentclient.WhyWaiting(ctx, e.c, run.GetID(), run.GetRunID())
+		why, started, err := agentclient.WhyWaiting(ctx, e.c, id, runID)
 		if started {
 			if said != "" {
-				fmt.Fprintf(e.err, "Run %s: a worker took it.\n", run.GetID())
+				fmt.Fprintf(e.err, "%s: a worker took it.\n", id)
 			}
 			return
 		}
 		if err == nil && why != "" && why != said {
-			fmt.Fprintf(e.err, "Run %s has not started: %s\n", run.GetID(), why)
+			fmt.Fprintf(e.err, "%s has not started: %s\n", id, why)
 			said = why
 		}
 	}

@@ -83,7 +83,7 @@ func TestStarterSaysWhyARunWaits(t *testing.T) {
 	case <-time.After(runTimeout):
 		t.Fatalf("the starter did not end:\n%s", out.String())
 	}
-	require.Contains(t, out.String(), "Run waits-1: a worker took it.")
+	require.Contains(t, out.String(), "waits-1: a worker took it.")
 	require.Contains(t, out.String(), "Run ended: stopReason stop")
 
 	e.killWorker(v1, "replaced by v2, which is not made current")
