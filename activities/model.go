@@ -94,8 +94,10 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 // saveGrace is how long a finished model call waits for its context's
 // segment when the store is slow or down. The segment was being written
 // while the model answered; past the grace the answer is worth more than
-// the segment, which the next turn writes again.
-const saveGrace = 30 * time.Second
+// the segment, which the next turn writes again. With the stream's last
+// heartbeat at most streamLiveness before, it stays under the 30 s
+// heartbeat timeout even when a slow store sends no heartbeat.
+const saveGrace = 15 * time.Second
 
 // awaitSave waits for the segment save up to saveGrace, then stops it.
 func awaitSave(saving <-chan saved, stop context.CancelFunc) saved {
