@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -101,7 +102,10 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 		// cannot make the context smaller.
 		return CompactOutput{Refused: "Nothing to compact: the context since the last compaction fits in keepRecentTokens"}, nil
 	}
-	stop := a.heartbeatEvery(ctx, 5*time.Second)
+	// What earlier attempts were billed rides on every heartbeat, as a
+	// model turn's does (billed.go), and joins this attempt's usage.
+	prior := priorBilled(ctx)
+	stop := a.heartbeatEvery(ctx, 5*time.Second, prior)
 	defer stop()
 	now := time.Now().UnixMilli()
 	reqs := compaction.BuildRequests(p, compaction.RequestOptions{
@@ -117,20 +121,27 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 			continue
 		}
 		answer, err := model.Stream(ctx, r.Request, func(agent.StreamEvent) {})
-		if interrupted(ctx) {
-			return CompactOutput{}, shutdownError("the compaction")
-		}
-		if err != nil {
-			// What the summary requests before this one were billed
-			// goes along (billed.go).
-			return CompactOutput{}, modelError(err, answer, out.Usage)
+		if interrupted(ctx) || err != nil {
+			// What this attempt was billed (the summary requests before
+			// this one, and this one's partial answer) is left for the
+			// next attempt, and goes along with the error (billed.go).
+			billed := prior.Add(out.Usage)
+			if e, ok := llm.AsError(err); interrupted(ctx) || !ok || e.Kind.Retryable() {
+				stop()
+				a.recordCompactionBilled(ctx, billed, answer.Usage)
+			}
+			if interrupted(ctx) {
+				return CompactOutput{}, shutdownError("the compaction")
+			}
+			return CompactOutput{}, modelError(err, answer, billed)
 		}
 		if answer.Usage != nil {
 			out.Usage = out.Usage.Add(*answer.Usage)
 		}
 		text, err := compaction.SummaryText(r.Kind, answer)
 		if err != nil {
-			return CompactOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrCompactionFailed, nil)
+			// The summary was billed all the same (workflows/budget.go).
+			return CompactOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrCompactionFailed, nil, agent.Message{}, prior.Add(out.Usage))
 		}
 		if r.Kind == compaction.KindHistory {
 			summaries.History = text
@@ -138,6 +149,7 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 			summaries.TurnPrefix = text
 		}
 	}
+	out.Usage = prior.Add(out.Usage)
 	applied := compaction.Apply(h, p, summaries, now)
 	c := applied.Compaction
 
@@ -215,9 +227,12 @@ func estimateContext(ms []agent.Message) int {
 // heartbeatEvery heartbeats until stop is called: a summarizer call may
 // take longer than the activity's heartbeat timeout, and the heartbeat's
 // answer brings an abort.
-func (a *Activities) heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+func (a *Activities) heartbeatEvery(ctx context.Context, d time.Duration, billed agent.Usage) (stop func()) {
 	done := make(chan struct{})
+	var once sync.Once
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
@@ -227,9 +242,30 @@ func (a *Activities) heartbeatEvery(ctx context.Context, d time.Duration) (stop 
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, LiveProgress{Attempt: activity.GetInfo(ctx).Attempt, Billed: usagePtr(billed)})
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() {
+		once.Do(func() { close(done) })
+		<-stopped
+	}
+}
+
+// recordCompactionBilled leaves a failed compaction attempt's usage, with
+// what earlier ones were billed, for the next attempt to find.
+func (a *Activities) recordCompactionBilled(ctx context.Context, billed agent.Usage, partial *agent.Usage) {
+	if partial != nil {
+		billed = billed.Add(*partial)
+	}
+	if billed == (agent.Usage{}) {
+		return
+	}
+	info := activity.GetInfo(ctx)
+	rpcCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heartbeatTimeout)
+	defer cancel()
+	p := LiveProgress{Attempt: info.Attempt, Billed: &billed}
+	if err := a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p); err != nil {
+		activity.GetLogger(ctx).Warn("Could not record a failed attempt's usage", "Error", err)
+	}
 }

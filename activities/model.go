@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -36,13 +37,11 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	if err != nil {
 		return ModelTurnOutput{}, err
 	}
-	type saved struct {
-		segs []agent.Segment
-		err  error
-	}
 	saving := make(chan saved, 1)
+	saveCtx, stopSaving := context.WithCancel(ctx)
+	defer stopSaving()
 	go func() {
-		segs, err := a.saveSegments(ctx, in.Context, tc.t)
+		segs, err := a.saveSegments(saveCtx, in.Context, tc.t)
 		saving <- saved{segs, err}
 	}()
 	req := llm.Request{
@@ -56,7 +55,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	streamCtx, live := a.startLiveStream(ctx, in.Turn, prior)
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()
-	s := <-saving
+	s := awaitSave(saving, stopSaving)
 	if interrupted(streamCtx) && (err != nil || msg.StopReason == agent.StopReasonAborted) {
 		a.recordBilled(ctx, live, prior, &msg)
 		return ModelTurnOutput{}, shutdownError("the model turn")
@@ -66,7 +65,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 			// The next attempt finds this one's usage (billed.go).
 			a.recordBilled(ctx, live, prior, &msg)
 		}
-		if stub, oerr := a.offloadMessage(ctx, msg); oerr == nil {
+		if stub, oerr := a.offloadAnswer(ctx, msg); oerr == nil {
 			msg = stub
 		} else {
 			msg.Content = nil
@@ -74,7 +73,10 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 		return ModelTurnOutput{}, modelError(err, msg, prior)
 	}
 	if s.err != nil {
-		return ModelTurnOutput{}, s.err
+		// The answer is kept: the segments stay as they were, and the next
+		// turn sends the context this one could not store.
+		activity.GetLogger(ctx).Warn("Could not store the turn's context; the next turn sends it again", "Error", s.err)
+		s.segs = nil
 	}
 	if msg.Timestamp == 0 {
 		msg.Timestamp = time.Now().UnixMilli()
@@ -82,14 +84,62 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	if msg.Role == "" {
 		msg.Role = agent.RoleAssistant
 	}
-	stub, err := a.offloadMessage(ctx, msg)
+	stub, err := a.offloadAnswer(ctx, msg)
 	if err != nil {
+		// The answer is too large to return without the store: the retry
+		// asks again, and this call's usage goes with it.
+		a.recordBilled(ctx, live, prior, &msg)
 		return ModelTurnOutput{}, err
 	}
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
 	a.remember(ctx, tc)
 	return ModelTurnOutput{Message: stub, Segments: s.segs, Retried: usagePtr(prior)}, nil
+}
+
+// saveGrace is how long a finished model call waits for its context's
+// segment when the store is slow or down. The segment was being written
+// while the model answered; past the grace the answer is worth more than
+// the segment, which the next turn writes again. With the stream's last
+// heartbeat at most streamLiveness before, it stays under the 30 s
+// heartbeat timeout even when a slow store sends no heartbeat.
+const saveGrace = 15 * time.Second
+
+// awaitSave waits for the segment save up to saveGrace, then stops it.
+func awaitSave(saving <-chan saved, stop context.CancelFunc) saved {
+	t := time.NewTimer(saveGrace)
+	defer t.Stop()
+	select {
+	case s := <-saving:
+		return s
+	case <-t.C:
+		stop()
+		return <-saving
+	}
+}
+
+// inlineAnswerMax bounds an answer returned whole because the store could
+// not take its large parts: well under Temporal's 2 MB payload limit.
+const inlineAnswerMax = 256 << 10
+
+// offloadAnswer stores the answer's large parts, waiting at most saveGrace
+// for a store that does not answer; an answer of up to inlineAnswerMax is
+// then returned whole rather than lost.
+func (a *Activities) offloadAnswer(ctx context.Context, msg agent.Message) (agent.Message, error) {
+	octx, cancel := context.WithTimeout(ctx, saveGrace)
+	defer cancel()
+	stub, err := a.offloadMessage(octx, msg)
+	if err == nil || ctx.Err() != nil || jsonSize(&msg) > inlineAnswerMax {
+		return stub, err
+	}
+	activity.GetLogger(ctx).Warn("Could not store the answer's large parts; it goes whole into history", "Error", err)
+	return msg, nil
+}
+
+// saved is what a segment save ended with.
+type saved struct {
+	segs []agent.Segment
+	err  error
 }
 
 // modelTools describes the run's tools to the model; a name ending in

@@ -92,6 +92,11 @@ type LoopConfig struct {
 	// provider key, tool, MCP server or hook the run needs, while the
 	// workers it reaches lack it (ConfigDrift: a rollout in progress).
 	ConfigDriftTimeout string `json:"configDriftTimeout,omitempty"`
+	// ModelRetryTimeout (a Go duration, default DefaultModelRetryTimeout)
+	// is how long a model turn (or a compaction's summary) keeps retrying
+	// a provider that is down or rate-limited before the turn ends with
+	// the provider's error.
+	ModelRetryTimeout string `json:"modelRetryTimeout,omitempty"`
 }
 
 // CompactionConfig is pi-coding-agent's compaction settings: compact when
@@ -165,6 +170,21 @@ func (c *LoopConfig) OrderWindow() time.Duration {
 	return DefaultEventOrderWindow
 }
 
+// DefaultModelRetryTimeout is the ModelRetryTimeout when none is given:
+// long enough to wait out a provider's outage of an hour or two.
+const DefaultModelRetryTimeout = 2 * time.Hour
+
+// maxModelRetryTimeout keeps a typo from retrying for a month.
+const maxModelRetryTimeout = 7 * 24 * time.Hour
+
+// ModelRetryWindow is the parsed ModelRetryTimeout.
+func (c *LoopConfig) ModelRetryWindow() time.Duration {
+	if d, err := time.ParseDuration(c.ModelRetryTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultModelRetryTimeout
+}
+
 // Normalize fills pi's defaults and checks the enumerations.
 func (c *LoopConfig) Normalize() error {
 	if c.ToolExecution == "" {
@@ -222,6 +242,11 @@ func (c *LoopConfig) Normalize() error {
 	if c.ConfigDriftTimeout != "" {
 		if d, err := time.ParseDuration(c.ConfigDriftTimeout); err != nil || d <= 0 || d > maxConfigDriftTimeout {
 			errs = append(errs, fmt.Errorf("configDriftTimeout %q: want a positive Go duration up to %v, such as 5m", c.ConfigDriftTimeout, maxConfigDriftTimeout))
+		}
+	}
+	if c.ModelRetryTimeout != "" {
+		if d, err := time.ParseDuration(c.ModelRetryTimeout); err != nil || d <= 0 || d > maxModelRetryTimeout {
+			errs = append(errs, fmt.Errorf("modelRetryTimeout %q: want a positive Go duration up to %v, such as 2h", c.ModelRetryTimeout, maxModelRetryTimeout))
 		}
 	}
 	seen := map[string]bool{}

@@ -470,9 +470,9 @@ func requireNoKey(t *testing.T, places, key string) {
 // tests run while it waits out the backoff).
 
 // A server that always answers 503: the model turn is attempted as often as
-// the workflow's retry policy allows (6, backing off 1, 2, 4, 8, 16 s), then
-// the run completes with pi's error message: stopReason error and the
-// provider's text.
+// the run's modelRetryTimeout allows (20 s here: 5 attempts, backing off 1,
+// 2, 4, 8 s; the next would start after 31 s), then the run completes with
+// pi's error message: stopReason error and the provider's text.
 func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	t.Parallel()
 	const text = "The engine is currently overloaded, please try again later."
@@ -480,7 +480,9 @@ func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	f.Always = &step{Status: 503, Body: `{"error":{"message":"` + text + `","type":"server_error","param":null,"code":null}}`}
 	r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.URL})
 	began := time.Now()
-	run := r.start(input("openai/gpt-5", "What's the weather in Paris?"))
+	in := input("openai/gpt-5", "What's the weather in Paris?")
+	in.ModelRetryTimeout = "20s"
+	run := r.start(in)
 	res := r.result(run)
 	took := time.Since(began)
 
@@ -492,13 +494,13 @@ func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	require.Len(t, res.Messages, 2, "the prompt and the error message")
 
 	reqs := f.Requests()
-	require.Len(t, reqs, 6, "six calls reached the provider")
+	require.Len(t, reqs, 5, "five calls reached the provider")
 	turns := modelTurns(t, r.history(run))
 	require.Len(t, turns, 1)
-	require.EqualValues(t, 6, turns[0].attempt())
+	require.EqualValues(t, 5, turns[0].attempt())
 	failed := turns[0].closed.GetActivityTaskFailedEventAttributes()
 	require.NotNil(t, failed, "the activity failed for good")
-	require.Equal(t, enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED, failed.GetRetryState())
+	require.Equal(t, enumspb.RETRY_STATE_TIMEOUT, failed.GetRetryState())
 	require.Equal(t, string(llm.ErrUnavailable), failed.GetFailure().GetApplicationFailureInfo().GetType())
 	require.Equal(t, text, failed.GetFailure().GetMessage())
 	// The policy's backoff: 1, 2, 4, 8, 16 s between attempts. The
@@ -506,15 +508,17 @@ func TestWorkflowModelRetriesExhausted(t *testing.T) {
 	// 100 ms allow for the requests' own latencies); how much later it
 	// starts depends on the machine's load, so the policy itself is read
 	// from the history rather than timed from above.
-	policy := turns[0].scheduled.GetActivityTaskScheduledEventAttributes().GetRetryPolicy()
+	scheduled := turns[0].scheduled.GetActivityTaskScheduledEventAttributes()
+	policy := scheduled.GetRetryPolicy()
 	require.Equal(t, time.Second, policy.GetInitialInterval().AsDuration())
 	require.Equal(t, 2.0, policy.GetBackoffCoefficient())
-	require.EqualValues(t, 6, policy.GetMaximumAttempts())
+	require.EqualValues(t, 0, policy.GetMaximumAttempts(), "attempts are unlimited")
+	require.Equal(t, 20*time.Second, scheduled.GetScheduleToCloseTimeout().AsDuration())
 	for i := 1; i < len(reqs); i++ {
 		gap, want := reqs[i].At.Sub(reqs[i-1].At), time.Second<<(i-1)
 		require.Greater(t, gap, want-100*time.Millisecond, "gap before attempt %d: %v, want %v", i+1, gap, want)
 	}
-	t.Logf("6 attempts over %v; run took %v", reqs[5].At.Sub(reqs[0].At).Round(time.Millisecond), took.Round(time.Millisecond))
+	t.Logf("5 attempts over %v; run took %v", reqs[4].At.Sub(reqs[0].At).Round(time.Millisecond), took.Round(time.Millisecond))
 }
 
 // ---------------------------------------------------------------------------
@@ -1114,4 +1118,73 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 		require.NotNil(t, r1)
 		require.Equal(t, "18°C and sunny in Paris", r1["content"])
 	})
+}
+
+// ---------------------------------------------------------------------------
+// 6. Long outages and long silences.
+
+// The provider is down for 150 s (every call answers 503), then answers.
+// The model turn keeps retrying (backing off up to 30 s) within the run's
+// default retry window of two hours, and the run ends as if nothing had
+// happened: stopReason stop, the answer, the usage of the one billed call.
+// The wait is real: about 150 s.
+func TestWorkflowWaitsOutAProviderOutage(t *testing.T) {
+	t.Parallel()
+	const outage = 150 * time.Second
+	f := newFakeServer(t, step{Body: chatText("gpt-5-2025-08-07", 20, 0, 5, "Back", " online.")})
+	f.GoDown(step{Status: 503, Body: `{"error":{"message":"upstream connect error","type":"server_error","param":null,"code":null}}`}, outage)
+	began := time.Now()
+	r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.URL, "OPENAI_API": "completions"})
+	run := r.start(input("openai/gpt-5", "are you there?"))
+	res := testenv.Result(t, run, outage+3*time.Minute)
+
+	final := lastMessage(res)
+	require.Equal(t, agent.StopReasonStop, res.StopReason)
+	require.Equal(t, agent.StopReasonStop, final.StopReason)
+	require.Equal(t, "Back online.", agent.TextOf(final.Content))
+	require.Len(t, res.Messages, 2)
+	require.EqualValues(t, 20, res.Usage.Input, "only the answered call was billed")
+	require.EqualValues(t, 5, res.Usage.Output)
+
+	reqs := f.Requests()
+	last := reqs[len(reqs)-1]
+	require.False(t, last.At.Before(began.Add(outage)), "the answered call came after the outage")
+	for _, q := range reqs[:len(reqs)-1] {
+		require.True(t, q.At.Before(began.Add(outage)), "every call during the outage was refused")
+	}
+	turns := modelTurns(t, r.history(run))
+	require.Len(t, turns, 1, "one model turn, retried")
+	require.EqualValues(t, len(reqs), turns[0].attempt())
+	require.NotNil(t, turns[0].closed.GetActivityTaskCompletedEventAttributes(), "the turn completed")
+	scheduled := turns[0].scheduled.GetActivityTaskScheduledEventAttributes()
+	require.Equal(t, agent.DefaultModelRetryTimeout, scheduled.GetScheduleToCloseTimeout().AsDuration())
+	require.EqualValues(t, 0, scheduled.GetRetryPolicy().GetMaximumAttempts())
+	t.Logf("%d attempts; the answered one %v after the start, %v after the outage ended",
+		len(reqs), last.At.Sub(began).Round(time.Second), last.At.Sub(began.Add(outage)).Round(time.Second))
+}
+
+// The model goes silent mid-answer for 45 s, longer than the model turn's
+// 30 s heartbeat timeout, as a model reasoning at length does behind a
+// stream that sends nothing. The streaming turn keeps heartbeating, so the
+// first attempt finishes the answer: no timeout, no retry.
+func TestWorkflowModelSilentMidStream(t *testing.T) {
+	t.Parallel()
+	const model = "gpt-5-2025-08-07"
+	head := chatChunk(model, map[string]any{"role": "assistant", "content": ""}, nil, nil) +
+		chatChunk(model, map[string]any{"content": "Let me think."}, nil, nil)
+	tail := chatChunk(model, map[string]any{"content": " Done."}, nil, nil) +
+		chatChunk(model, map[string]any{}, "stop", nil) +
+		chatChunk(model, nil, nil, chatUsage(20, 0, 5)) + "data: [DONE]\n\n"
+	f := newFakeServer(t, step{Events: []string{head, tail}, Interval: 45 * time.Second})
+	r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.URL, "OPENAI_API": "completions"})
+	run := r.start(input("openai/gpt-5", "think hard"))
+	res := testenv.Result(t, run, 3*time.Minute)
+
+	require.Equal(t, agent.StopReasonStop, res.StopReason)
+	require.Equal(t, "Let me think. Done.", agent.TextOf(lastMessage(res).Content))
+	require.Len(t, f.Requests(), 1, "one call")
+	turns := modelTurns(t, r.history(run))
+	require.Len(t, turns, 1)
+	require.EqualValues(t, 1, turns[0].attempt(), "the first attempt answered")
+	require.NotNil(t, turns[0].closed.GetActivityTaskCompletedEventAttributes())
 }

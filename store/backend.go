@@ -21,6 +21,9 @@ type Backend interface {
 	// ListScopes calls fn for every scope with the newest modification
 	// time of its objects, stopping at fn's first error.
 	ListScopes(ctx context.Context, fn func(scope string, newest time.Time) error) error
+	// ListKeys calls fn for the key of every object, stopping at fn's
+	// first error.
+	ListKeys(ctx context.Context, fn func(key string) error) error
 	// DeleteScope deletes every object of scope.
 	DeleteScope(ctx context.Context, scope string) error
 	// Name says where the bytes are, for logs: never a secret.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,39 @@ func (d *Dir) ListScopes(ctx context.Context, fn func(scope string, newest time.
 		}
 		if err := fn(e.Name(), newest); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// ListKeys reports every file of every scope directory, skipping a
+// write's temporary file.
+func (d *Dir) ListKeys(ctx context.Context, fn func(key string) error) error {
+	scopes, err := os.ReadDir(d.root)
+	if err != nil {
+		return fmt.Errorf("content store: %w", err)
+	}
+	for _, sc := range scopes {
+		if !sc.IsDir() || checkSegment(sc.Name()) != nil {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(d.root, sc.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since the root was read
+		}
+		if err != nil {
+			return fmt.Errorf("content store: %w", err)
+		}
+		for _, f := range files {
+			if f.IsDir() || strings.HasPrefix(f.Name(), ".tmp-") {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(sc.Name() + "/" + f.Name()); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -9,5 +9,7 @@
 // gzipped and, given codec keys, encrypted (format.go). Each is stored under
 // the workflow id of the run that wrote it, and Sweep (sweep.go) deletes
 // the content of workflows Temporal no longer has; cmd/content-sweep runs
-// it. Errors (errors.go) separate what a retry can fix from what it cannot.
+// it. Reseal (reseal.go) seals stored blobs again with the active key after
+// a key rotation; cmd/content-reseal runs it. Errors (errors.go) separate
+// what a retry can fix from what it cannot.
 package store

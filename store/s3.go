@@ -152,6 +152,25 @@ func (s *S3) ListScopes(ctx context.Context, fn func(scope string, newest time.T
 	return fn(cur, newest)
 }
 
+// ListKeys lists every object under the store's prefix.
+func (s *S3) ListKeys(ctx context.Context, fn func(key string) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the listing when fn fails
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return fmt.Errorf("content store %s: list: %w", s.name, obj.Err)
+		}
+		key := strings.TrimPrefix(obj.Key, s.prefix)
+		if checkKey(key) != nil {
+			continue
+		}
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
 // DeleteScope deletes the scope's objects one by one: multi-object delete
 // is not in every S3 dialect (GCS interop lacks it), and sweeps are rare.
 func (s *S3) DeleteScope(ctx context.Context, scope string) error {

@@ -209,6 +209,7 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 			{"negative stopAfterTurn", `{` + model + `,"prompt":"hi","stopAfterTurn":{"turns":-1}}`, false, "stopAfterTurn.turns must not be negative", true},
 			{"eventOrderWindow not a duration", `{` + model + `,"prompt":"hi","eventOrderWindow":"soon"}`, false, `eventOrderWindow "soon": want a positive Go duration up to 1m0s`, true},
 			{"eventOrderWindow of a day", `{` + model + `,"prompt":"hi","eventOrderWindow":"24h"}`, false, `eventOrderWindow "24h": want a positive Go duration`, true},
+			{"modelRetryTimeout not a duration", `{` + model + `,"prompt":"hi","modelRetryTimeout":"long"}`, false, `modelRetryTimeout "long": want a positive Go duration up to 168h0m0s`, true},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

@@ -332,3 +332,37 @@ func lastOf(evs []agent.Event) agent.Message {
 	ms := evs[len(evs)-1].Messages
 	return ms[len(ms)-1]
 }
+
+// cutThenHang bills a cut first call (cutUsage), then streams nothing until
+// it is stopped, as a provider that hangs does.
+type cutThenHang struct{ calls atomic.Int32 }
+
+func (c *cutThenHang) Stream(ctx context.Context, req llm.Request, emit func(agent.StreamEvent)) (agent.Message, error) {
+	if c.calls.Add(1) == 1 {
+		u := cutUsage
+		return agent.Message{Role: agent.RoleAssistant, Usage: &u}, &llm.Error{Kind: llm.ErrUnavailable, Message: "stream cut", RetryAfter: 10 * time.Millisecond}
+	}
+	<-ctx.Done()
+	return agent.Message{}, ctx.Err()
+}
+
+// The run's retry window closes on an attempt that is still streaming: the
+// turn ends with an error (the timeout, carrying the cut attempt's
+// failure, or the attempt's own deadline error, whichever the server
+// records first), and what the earlier, cut attempt was billed counts
+// either way: both carry it in their details.
+func TestBilledRetriesCountWhenTheRetryWindowCloses(t *testing.T) {
+	h := newHarness(t, nil)
+	m := &cutThenHang{}
+	models := llm.NewRegistry()
+	models.Register("test", llm.ProviderFunc(func(string) (llm.Model, error) { return m, nil }))
+	h.acts.Models = models
+	in := h.input("go")
+	in.ModelRetryTimeout = "5s"
+	run := h.start(in)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonError, res.StopReason)
+	require.NotEmpty(t, res.ErrorMessage)
+	require.EqualValues(t, 2, m.calls.Load())
+	require.Equal(t, cutUsage, res.Usage, "the cut attempt counts")
+}

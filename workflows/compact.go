@@ -141,7 +141,7 @@ func (l *loop) compactContext(ctx, actx workflow.Context, reason, instructions s
 	if base == 0 {
 		ref.SystemPrompt = l.context.SystemPrompt
 	}
-	opts := modelActivityOptions()
+	opts := modelActivityOptions(l.cfg)
 	opts.Summary = fmt.Sprintf("compact: %s tokens (%s)", kTokens(tokens), reason)
 	var f workflow.Future
 	var drift driftWait
@@ -226,17 +226,20 @@ func compactionFailure(reason string) string {
 }
 
 // modelActivityOptions are the options of the activities that call the
-// model: the model turn's and the compaction's.
-func modelActivityOptions() workflow.ActivityOptions {
+// model: the model turn's and the compaction's. Only the activities'
+// timeouts and retries depend on them, never the workflow's commands, so
+// histories recorded with other options replay unchanged.
+func modelActivityOptions(cfg agent.LoopConfig) workflow.ActivityOptions {
+	window := cfg.ModelRetryWindow()
 	return workflow.ActivityOptions{
-		StartToCloseTimeout: modelTurnTimeout,
-		HeartbeatTimeout:    modelHeartbeat,
-		WaitForCancellation: true,
+		ScheduleToCloseTimeout: window,
+		StartToCloseTimeout:    min(modelTurnTimeout, window),
+		HeartbeatTimeout:       modelHeartbeat,
+		WaitForCancellation:    true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			MaximumAttempts:    modelRetryAttempts,
+			MaximumInterval:    modelRetryInterval,
 			NonRetryableErrorTypes: []string{
 				string(llm.ErrBadRequest), string(llm.ErrAuth), string(llm.ErrNotFound),
 				string(llm.ErrContextOverflow), activities.ErrUnknownModel, activities.ErrContextMismatch,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func (w *windowModel) Stream(ctx context.Context, req llm.Request, emit func(age
 
 // newWindowWorker starts a worker whose model is m and whose dump tool
 // returns about 1,000 tokens.
-func newWindowWorker(t *testing.T, m *windowModel) (client.Client, string) {
+func newWindowWorker(t *testing.T, m llm.Model) (client.Client, string) {
 	t.Helper()
 	c := testenv.Client(t)
 	models := llm.NewRegistry()
@@ -397,4 +398,59 @@ func TestManualCompact(t *testing.T) {
 	require.Len(t, full, 5*4, "five prompts, each with a call, its result and an answer")
 	require.Equal(t, "one", agent.TextOf(full[0].Content))
 	require.Equal(t, strings.Repeat("output line of the dump tool\n", 140), agent.TextOf(full[2].Content))
+}
+
+// cutSummary cuts the first summary request mid-stream after the provider
+// billed it (cutUsage), as a dropped connection does.
+type cutSummary struct {
+	*windowModel
+	cut atomic.Bool
+}
+
+func (c *cutSummary) Stream(ctx context.Context, req llm.Request, emit func(agent.StreamEvent)) (agent.Message, error) {
+	if req.SystemPrompt == compaction.SummarizationSystemPrompt && c.cut.CompareAndSwap(false, true) {
+		u := cutUsage
+		return agent.Message{Role: agent.RoleAssistant, Usage: &u}, &llm.Error{Kind: llm.ErrUnavailable, Message: "stream cut", RetryAfter: 10 * time.Millisecond}
+	}
+	return c.windowModel.Stream(ctx, req, emit)
+}
+
+// A compaction whose summary request was cut after the provider billed it
+// is retried, and the cut attempt counts: in the compaction's usage and in
+// the session's, as a model turn's billed retries do.
+func TestCompactionCountsBilledRetries(t *testing.T) {
+	m := &cutSummary{windowModel: &windowModel{window: 100000}}
+	c, queue := newWindowWorker(t, m)
+	run := startWindowSession(t, c, queue, workflows.SessionInput{
+		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{KeepRecentTokens: 2000}},
+	})
+	promptAll(t, c, run, []string{"one", "two", "three", "four"})
+	before, err := agentclient.State(context.Background(), c, run.GetID())
+	require.NoError(t, err)
+
+	require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), workflows.UpdateCompact, workflows.CompactRequest{}, nil))
+	require.True(t, m.cut.Load(), "the first summary request was cut")
+	// The retry asked for every summary the compaction needs (the history's
+	// and a split turn's prefix), each answered and billed.
+	require.NotEmpty(t, m.summaries)
+	var summary agent.Usage
+	for _, req := range m.summaries {
+		n := int64(requestTokens(req))
+		summary = summary.Add(agent.Usage{Input: n, Output: 10, TotalTokens: n + 10})
+	}
+	after, err := agentclient.State(context.Background(), c, run.GetID())
+	require.NoError(t, err)
+	require.Equal(t, before.Usage.Add(cutUsage).Add(summary), after.Usage, "the cut attempt and the summary both count")
+
+	var end *agent.CompactionInfo
+	events, err := agentclient.Events(context.Background(), c, run.GetID(), "")
+	require.NoError(t, err)
+	for _, e := range events {
+		if e.Type == agent.EventCompactionEnd {
+			end = e.Compaction
+		}
+	}
+	require.NotNil(t, end)
+	require.NotNil(t, end.Result)
+	require.Equal(t, cutUsage.Add(summary), end.Result.Usage)
 }

@@ -11,7 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 
+	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/s3server"
@@ -133,4 +136,63 @@ func TestMissingContentIsAClearError(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, attempts, "not retried")
+}
+
+// The store goes away while the model answers: the turn's context cannot be
+// saved as a segment. The answer is kept (the turn completes on its first
+// attempt after the save's grace, the model is not asked again) and the
+// run ends with it; the segments stay as they were.
+func TestFailedSegmentSaveKeepsTheAnswer(t *testing.T) {
+	srv := s3server.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	st, err := store.Open(srv.Spec, store.Options{})
+	require.NoError(t, err)
+
+	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
+		answer(text("stopping the store"), call("halt", "halt")),
+		answer(text("done")),
+	}, tool("halt", func(context.Context, tools.Call) (agent.ToolResult, error) {
+		srv.Stop()
+		return agent.TextResult("stopped"), nil
+	}))
+	run := h.start(h.input("go", "halt"))
+	var res workflows.AgentLoopResult
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, &res))
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	final := lastMessage(res)
+	require.Equal(t, "done", agent.TextOf(final.Content))
+	require.NotNil(t, final.Usage)
+	require.EqualValues(t, 2, h.modelCalls.Load(), "the answer was not asked for again")
+
+	hist, err := testenv.History(context.Background(), h.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	var turns []*historypb.HistoryEvent
+	for _, e := range hist.GetEvents() {
+		require.NotContains(t, []enumspb.EventType{enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+			enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED}, e.GetEventType(), "nothing failed")
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED {
+			turns = append(turns, e)
+		}
+	}
+	var outs []activities.ModelTurnOutput
+	for _, e := range hist.GetEvents() {
+		if e.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED ||
+			e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() != "ModelTurn" {
+			continue
+		}
+		for _, c := range turns {
+			if c.GetActivityTaskCompletedEventAttributes().GetScheduledEventId() == e.GetEventId() {
+				var out activities.ModelTurnOutput
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(c.GetActivityTaskCompletedEventAttributes().GetResult(), &out))
+				outs = append(outs, out)
+			}
+		}
+	}
+	require.Len(t, outs, 2, "both turns completed")
+	require.NotEmpty(t, outs[0].Segments, "the first turn's context was stored")
+	require.Empty(t, outs[1].Segments, "the second's could not be: the next turn would send it again")
+	require.Equal(t, "done", agent.TextOf(outs[1].Message.Content))
 }

@@ -15,10 +15,15 @@ import (
 // Model-turn activity policy. Temporal owns retries: providers run with
 // their own retries off, rate limits and outages come back as retryable
 // errors (with the provider's retry-after), the rest as non-retryable ones.
+// Attempts are unlimited: the run's ModelRetryTimeout (hours by default)
+// bounds them, so a provider's outage is waited out. An attempt may stream
+// for an hour, as long reasoning does; a worker that dies mid-stream is
+// caught by the heartbeat timeout (a streaming turn beats at least every
+// 10 s, silent model or not), not by the attempt's timeout.
 const (
-	modelTurnTimeout   = 10 * time.Minute
+	modelTurnTimeout   = time.Hour
 	modelHeartbeat     = 30 * time.Second
-	modelRetryAttempts = 6
+	modelRetryInterval = 30 * time.Second
 )
 
 // modelTurn is pi's streamAssistantResponse: one model call whose message
@@ -64,7 +69,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	if base == 0 {
 		ref.SystemPrompt = l.context.SystemPrompt
 	}
-	opts := modelActivityOptions()
+	opts := modelActivityOptions(l.cfg)
 	opts.Summary = fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn)
 	actx := workflow.WithActivityOptions(l.activityCtx(), opts)
 	var f workflow.Future

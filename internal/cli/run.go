@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -135,6 +136,9 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 	if detach {
 		return nil
 	}
+	waitCtx, stopExplaining := context.WithCancel(ctx)
+	defer stopExplaining()
+	go e.explainWait(waitCtx, run.GetID(), run.GetRunID())
 	if then != nil {
 		if err := then(run); err != nil {
 			return err
@@ -155,6 +159,36 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 		fmt.Fprintln(e.out, "Error:", res.ErrorMessage)
 	}
 	return nil
+}
+
+// waitCheck is how often the starter asks why a run no worker has taken
+// yet waits: a run waiting for a build that is not current, or for a
+// worker that does not exist, says so within seconds.
+const waitCheck = 2 * time.Second
+
+// explainWait tells, on stderr, why the first workflow task of a run or
+// session (runID "": its latest run) waits, until a worker takes it: each
+// new reason once.
+func (e *env) explainWait(ctx context.Context, id, runID string) {
+	said := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(waitCheck):
+		}
+		why, started, err := agentclient.WhyWaiting(ctx, e.c, id, runID)
+		if started {
+			if said != "" {
+				fmt.Fprintf(e.err, "%s: a worker took it.\n", id)
+			}
+			return
+		}
+		if err == nil && why != "" && why != said {
+			fmt.Fprintf(e.err, "%s has not started: %s\n", id, why)
+			said = why
+		}
+	}
 }
 
 // demo runs the scripted demo: parallel reads, a failing test (an error

@@ -205,6 +205,10 @@ func (e *env) startSession(ctx context.Context, id string, f sessionFlags, promp
 	if prompt != "" {
 		req = &workflows.PromptRequest{Text: prompt}
 		e.updateSent = true
+		// Update-with-Start waits for a worker to take the prompt.
+		waitCtx, stopExplaining := context.WithCancel(ctx)
+		defer stopExplaining()
+		go e.explainWait(waitCtx, id, "")
 	}
 	run, st, err := agentclient.StartSession(ctx, e.c, id, workflows.TaskQueue, in, req, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
 	if err != nil {

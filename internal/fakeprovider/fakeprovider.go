@@ -50,10 +50,12 @@ type Server struct {
 	// makes such a call a test error.
 	Always *Reply
 
-	t       testing.TB
-	mu      sync.Mutex
-	replies []Reply
-	reqs    []Request
+	t         testing.TB
+	mu        sync.Mutex
+	down      *Reply // answers every call until downUntil
+	downUntil time.Time
+	replies   []Reply
+	reqs      []Request
 	// sent counts the events slow streams wrote; gone is closed when a
 	// slow stream's client went away before the end.
 	sent     atomic.Int32
@@ -75,6 +77,14 @@ func (s *Server) Add(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replies = append(s.replies, replies...)
+}
+
+// GoDown answers every call with rep for d from now, before any scripted
+// reply: a provider outage of a known length. The calls are recorded.
+func (s *Server) GoDown(rep Reply, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down, s.downUntil = &rep, time.Now().Add(d)
 }
 
 // Requests returns the calls so far.
@@ -99,6 +109,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, req)
 	var rep Reply
 	switch {
+	case s.down != nil && req.At.Before(s.downUntil):
+		rep = *s.down
 	case len(s.replies) > 0:
 		rep, s.replies = s.replies[0], s.replies[1:]
 	case s.Always != nil:
