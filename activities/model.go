@@ -80,6 +80,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	if err != nil {
 		return ModelTurnOutput{}, err
 	}
+	tc.storedAs(s.segs)
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
 	a.remember(ctx, tc)
