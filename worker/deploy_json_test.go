@@ -32,22 +32,25 @@ import (
 //
 // Build 1 is this module's worker; build 2 is the same source with one
 // more JSON field in agent.Message, which build 2 writes on every message.
-// Both run as real worker processes with the default Worker Deployment
-// Versioning, against one dev server, one S3-compatible content store and
-// one model served over the OpenAI-compatible wire format. A session that
-// continues as new after every turn answers two prompts on build 1, so
-// that its carried chain hash is build 1's. Build 1 stops; build 2 starts
-// (a new process: its context cache is empty) and is made current with
-// the deployment API, as an operator does. The auto-upgrade session moves
-// to build 2, continues as new there, and its next model turns read their
+// Both run as real worker processes against a dev server, one
+// S3-compatible content store and one model served over the
+// OpenAI-compatible wire format. A session that continues as new after
+// every turn answers two prompts on build 1, so that its carried chain
+// hash is build 1's. Build 1 stops; build 2 starts (a new process: its
+// context cache is empty) and the session's next model turns read their
 // context from the segments build 1 stored. Before the transcript check
 // covered stored bytes, the first of them failed with ContextMismatch and
 // so did every later one.
+//
+//   - versioned: the workers' default, Worker Deployment Versioning. Build
+//     2 is made current with the deployment API, as an operator does; the
+//     auto-upgrade session moves to it and continues as new there.
+//   - unversioned (-versioning=false): build 2 takes the session's next
+//     workflow task as it comes, replaying the run build 1 started.
 func TestDeployChangedMessageJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the worker twice and runs two worker processes")
 	}
-	ctx := context.Background()
 	dir := t.TempDir()
 	root := moduleRoot(t)
 	bin1 := buildWorker(t, root, filepath.Join(dir, "worker-1"))
@@ -56,10 +59,6 @@ func TestDeployChangedMessageJSON(t *testing.T) {
 	addMessageField(t, src2)
 	bin2 := buildWorker(t, src2, filepath.Join(dir, "worker-2"))
 
-	srv, err := devserver.Start(ctx, devserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	c := srv.Client()
 	s3 := s3server.Start(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", s3.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3.SecretKey)
@@ -67,41 +66,56 @@ func TestDeployChangedMessageJSON(t *testing.T) {
 	require.NoError(t, err)
 	model := fakeprovider.New(t)
 	model.Always = &fakeprovider.Reply{Body: textAnswer("Noted.")}
+	env := []string{"AWS_ACCESS_KEY_ID=" + s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3.SecretKey,
+		"OPENAI_COMPATIBLE_BASE_URL=" + model.URL + "/v1", "OPENAI_COMPATIBLE_API=completions"}
 
-	ws := filepath.Join(dir, "workspace")
-	require.NoError(t, os.MkdirAll(ws, 0o755))
-	const queue, id = "json-deploy", "json-deploy-session"
-	w := workerFleet{t: t, dir: dir, address: srv.FrontendHostPort(), queue: queue, store: s3.Spec, workspace: ws,
-		env: []string{"AWS_ACCESS_KEY_ID=" + s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3.SecretKey,
-			"OPENAI_COMPATIBLE_BASE_URL=" + model.URL + "/v1", "OPENAI_COMPATIBLE_API=completions"}}
-	s := sessionClient{t: t, c: c, id: id, queue: queue, in: workflows.SessionInput{
-		LoopConfig: agent.LoopConfig{
-			Model:        agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "fake"},
-			SystemPrompt: "You take notes.",
-			Workspace:    ws,
-		},
-		ContinueAsNewAfterTurns: 1,
-	}}
+	for _, versioned := range []bool{true, false} {
+		name := map[bool]string{true: "versioned", false: "unversioned"}[versioned]
+		t.Run(name, func(t *testing.T) {
+			srv, err := devserver.Start(context.Background(), devserver.Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = srv.Stop() })
+			c := srv.Client()
+			dir := t.TempDir()
+			ws := filepath.Join(dir, "workspace")
+			require.NoError(t, os.MkdirAll(ws, 0o755))
+			queue, id := "json-deploy-"+name, "json-deploy-"+name
+			w := workerFleet{t: t, dir: dir, address: srv.FrontendHostPort(), queue: queue, store: s3.Spec, workspace: ws, env: env}
+			if !versioned {
+				w.args = []string{"-versioning=false"}
+			}
+			s := sessionClient{t: t, c: c, id: id, queue: queue, in: workflows.SessionInput{
+				LoopConfig: agent.LoopConfig{
+					Model:        agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "fake"},
+					SystemPrompt: "You take notes.",
+					Workspace:    ws,
+				},
+				ContinueAsNewAfterTurns: 1,
+			}}
 
-	w1 := w.start(bin1, "build-1")
-	for k := 1; k <= 2; k++ {
-		s.requireAnswered(k)
-	}
-	segs := s.segments()
-	require.NotEmpty(t, segs)
-	for _, seg := range segs {
-		require.NotContains(t, string(readBlob(t, st, seg.Ref)), `"build":`, "build 1 writes no build field")
-	}
-	w.stop(w1)
+			w1 := w.start(bin1, "build-1")
+			for k := 1; k <= 2; k++ {
+				s.requireAnswered(k)
+			}
+			segs := s.segments()
+			require.NotEmpty(t, segs)
+			for _, seg := range segs {
+				require.NotContains(t, string(readBlob(t, st, seg.Ref)), `"build":`, "build 1 writes no build field")
+			}
+			w.stop(w1)
 
-	w.start(bin2, "build-2")
-	setCurrent(t, c, "build-2")
-	for k := 3; k <= 5; k++ {
-		s.requireAnswered(k)
+			w.start(bin2, "build-2")
+			if versioned {
+				setCurrent(t, c, "build-2")
+			}
+			for k := 3; k <= 5; k++ {
+				s.requireAnswered(k)
+			}
+			segs = s.segments()
+			require.Contains(t, string(readBlob(t, st, segs[len(segs)-1].Ref)), `"build":""`,
+				"build 2 encodes messages with its extra field: the two builds' JSON differs")
+		})
 	}
-	segs = s.segments()
-	require.Contains(t, string(readBlob(t, st, segs[len(segs)-1].Ref)), `"build":""`,
-		"build 2 encodes messages with its extra field: the two builds' JSON differs")
 }
 
 // sessionClient sends a session its prompts and waits for their answers.
@@ -200,7 +214,7 @@ func textAnswer(text string) string {
 type workerFleet struct {
 	t                                     *testing.T
 	dir, address, queue, store, workspace string
-	env                                   []string
+	env, args                             []string
 }
 
 type workerProc struct {
@@ -208,14 +222,15 @@ type workerProc struct {
 	done chan struct{}
 }
 
-// start starts bin as build buildID of the deployment, with versioning on
-// as the worker's default has it.
+// start starts bin as build buildID (of the deployment, unless the fleet's
+// args turn versioning off).
 func (f workerFleet) start(bin, buildID string) *workerProc {
 	t := f.t
 	log, err := os.Create(filepath.Join(f.dir, buildID+".log"))
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "-address", f.address, "-task-queue", f.queue, "-store", f.store, "-workspace", f.workspace,
 		"-tool-journal", filepath.Join(f.dir, "journal-"+buildID), "-build-id", buildID, "-log-level", "warn")
+	cmd.Args = append(cmd.Args, f.args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), f.env...)
 	require.NoError(t, cmd.Start())
