@@ -171,7 +171,9 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 		return CompactOutput{}, err
 	}
 	resolved := append([]agent.Message{compaction.SummaryMessage(c)}, tc.resolved[offset+c.FirstKept:]...)
-	a.remember(ctx, turnContext{t: next, resolved: resolved})
+	compacted := turnContext{t: next, resolved: resolved}
+	compacted.storedAs([]agent.Segment{seg})
+	a.remember(ctx, compacted)
 
 	out.OldSegments = old
 	out.Segments = []agent.Segment{seg}

@@ -15,11 +15,24 @@ import (
 )
 
 // turnContext is the context a model turn sends: the transcript as the
-// workflow holds it (stubs for large content, with the hash chain) and the
-// same messages with every stub resolved, which is what the provider gets.
+// workflow holds it (stubs for large content) and the same messages with
+// every stub resolved, which is what the provider gets.
 type turnContext struct {
 	t        *agent.Transcript
 	resolved []agent.Message
+	// stored maps the SegmentsHash of segment lists known to hold the
+	// first messages of t to how many they hold: the list the context was
+	// loaded from and the one it was saved as. A later turn whose segments
+	// are one of them may use the cached context.
+	stored map[string]int
+}
+
+// storedAs records that segs hold the first messages of the context.
+func (c *turnContext) storedAs(segs []agent.Segment) {
+	if c.stored == nil {
+		c.stored = map[string]int{}
+	}
+	c.stored[agent.SegmentsHash(segs)] = agent.SegmentsLen(segs)
 }
 
 // size is what the context holds in memory: the stubs and the content
@@ -42,7 +55,9 @@ func (c turnContext) size() int {
 // contextCache keeps each run's context as the model-turn activity last saw
 // it, so a turn reads nothing from the store when this worker ran the
 // previous one. It is bounded by runs and by bytes; a miss costs reading
-// the transcript's segments from the store, never correctness.
+// the transcript's segments from the store, never correctness. An entry
+// answers a turn whose segments are ones it was loaded from or saved as
+// (by SegmentsHash): content-addressed, they hold exactly its messages.
 type contextCache struct {
 	mu       sync.Mutex
 	maxRuns  int
@@ -62,9 +77,9 @@ func newContextCache(maxRuns, maxBytes int) *contextCache {
 	return &contextCache{maxRuns: maxRuns, maxBytes: maxBytes, order: list.New(), byRun: map[string]*list.Element{}}
 }
 
-// prefix returns a copy of the cached first n messages of run if their hash
-// is hash.
-func (c *contextCache) prefix(run string, n int, hash string) (turnContext, bool) {
+// prefix returns a copy of the cached first n messages of run if the
+// segments whose SegmentsHash is stored hold them.
+func (c *contextCache) prefix(run string, n int, stored string) (turnContext, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byRun[run]
@@ -72,11 +87,12 @@ func (c *contextCache) prefix(run string, n int, hash string) (turnContext, bool
 		return turnContext{}, false
 	}
 	e := el.Value.(*cacheEntry)
-	if e.c.t.Len() < n || e.c.t.HashAt(n) != hash {
+	if held, ok := e.c.stored[stored]; !ok || held != n || e.c.t.Len() < n {
 		return turnContext{}, false
 	}
 	c.order.MoveToFront(el)
-	return turnContext{t: e.c.t.Prefix(n), resolved: append([]agent.Message(nil), e.c.resolved[:n]...)}, true
+	return turnContext{t: e.c.t.Prefix(n), resolved: append([]agent.Message(nil), e.c.resolved[:n]...),
+		stored: map[string]int{stored: n}}, true
 }
 
 // put stores a run's context, evicting the least recently used runs.
@@ -103,24 +119,32 @@ func (c *contextCache) put(run string, tc turnContext) {
 	}
 }
 
-// loadContext rebuilds the context a model turn must send: the verified
-// prefix from the cache or from the store's segments, then the delta.
+// loadContext rebuilds the context a model turn must send: the prefix the
+// segments hold, from the cache or from the store, then the delta.
+//
+// The prefix is identified by its segments, which are content-addressed,
+// not by ref.BaseHash: that hash is the workflow's chain over its own
+// build's encoding of the messages (agent.Transcript), which a deploy that
+// changes a message type changes. Only workers of earlier builds check it.
 func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (turnContext, error) {
+	if agent.SegmentsLen(ref.Segments) != ref.BaseLen {
+		// The workflow builds BaseLen from the same list: only a bug or
+		// a forged input gets here.
+		return turnContext{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the context's segments hold %d messages, not the %d its input names", agent.SegmentsLen(ref.Segments), ref.BaseLen),
+			ErrContextMismatch, nil)
+	}
 	// Keyed by workflow id: a run that continued as new keeps its
-	// transcript, and the hash tells a stale entry from a good one.
+	// transcript, and the segments tell a stale entry from a good one.
 	run := activity.GetInfo(ctx).WorkflowExecution.ID
+	stored := agent.SegmentsHash(ref.Segments)
 	var tc turnContext
-	switch cached, ok := a.contexts.prefix(run, ref.BaseLen, ref.BaseHash); {
+	switch cached, ok := a.contexts.prefix(run, ref.BaseLen, stored); {
 	case ref.BaseLen == 0:
 		tc.t = agent.NewTranscript(ref.SystemPrompt)
 	case ok && !a.NoContextCache:
 		tc = cached
 	default:
-		if agent.SegmentsLen(ref.Segments) != ref.BaseLen {
-			return turnContext{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"the context's segments hold %d messages, not the %d its input names", agent.SegmentsLen(ref.Segments), ref.BaseLen),
-				ErrContextMismatch, nil)
-		}
 		var system string
 		var msgs []agent.Message
 		err := a.retryStore(ctx, func() (err error) {
@@ -133,14 +157,7 @@ func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (turnConte
 		tc.t = agent.NewTranscript(system)
 		tc.t.Append(msgs...)
 	}
-	if tc.t.HashAt(ref.BaseLen) != ref.BaseHash {
-		// The workflow and this worker disagree on the transcript: a bug or
-		// a change of message encoding between versions. Retrying cannot
-		// fix it.
-		return turnContext{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("context prefix of %d messages does not match the workflow's hash", ref.BaseLen),
-			ErrContextMismatch, nil)
-	}
+	tc.storedAs(ref.Segments)
 	tc.t.Append(ref.Delta...)
 	resolved, err := a.resolveMessages(ctx, tc.t.Messages[len(tc.resolved):])
 	if err != nil {

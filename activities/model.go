@@ -91,6 +91,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 		a.recordBilled(ctx, live, prior, &msg)
 		return ModelTurnOutput{}, err
 	}
+	tc.storedAs(s.segs)
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
 	a.remember(ctx, tc)

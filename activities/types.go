@@ -93,12 +93,17 @@ type ResolveRunOutput struct {
 
 // ContextRef tells the model-turn activity which context to send: the first
 // BaseLen messages, held by Segments in the content store (the activity's
-// cache usually has them already) and verified by BaseHash, followed by
-// Delta. History holds the segment list and the delta, never the
-// transcript, so it grows with new content and not with the transcript.
+// cache usually has them already), followed by Delta. History holds the
+// segment list and the delta, never the transcript, so it grows with new
+// content and not with the transcript.
 type ContextRef struct {
 	Segments []agent.Segment `json:"segments,omitempty"`
 	BaseLen  int             `json:"baseLen"`
+	// BaseHash is the workflow's chain hash of the first BaseLen messages
+	// (agent.Transcript). This build's workers identify the prefix by its
+	// content-addressed Segments and ignore it, so that a deploy that
+	// changes how messages encode leaves every session working; it is sent
+	// for the workers of earlier builds, which check it.
 	BaseHash string          `json:"baseHash"`
 	Delta    []agent.Message `json:"delta,omitempty"`
 	// SystemPrompt is sent only with BaseLen 0; later turns take it from

@@ -4,12 +4,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 )
 
-// Transcript is a context (system prompt and messages) with a hash chain, so
-// that two processes can agree on a prefix by exchanging its length and one
-// hash. The workflow keeps one; the model-turn activity's cache keeps
-// another and checks that its prefix is the workflow's before using it.
+// Transcript is a context (system prompt and messages) with a hash chain
+// over this build's JSON encoding of the messages. The workflow keeps one
+// and sends the chain hash at its segments' end with each model turn, and
+// continue-as-new carries it (Carry.Hash).
+//
+// The chain is a hash of re-encoded structs, so it agrees only between
+// processes that encode messages alike: a deploy that adds or reorders a
+// message field changes it. Workers therefore no longer check it (a prefix
+// is identified by its stored segments, SegmentsHash); it is still computed
+// and sent because workers of builds before that change check it, and it
+// matches theirs whenever the two builds encode messages alike.
 //
 // A transcript may hold only its tail: Offset messages come before
 // Messages, kept elsewhere (in the content store's segments), and the chain
@@ -141,4 +149,18 @@ func (t *Transcript) Prefix(n int) *Transcript {
 		chain:        append([]string(nil), t.chain[:i+1]...),
 		sizes:        append([]int(nil), t.sizes[:i]...),
 	}
+}
+
+// SegmentsHash identifies the messages a list of segments holds by the
+// bytes the content store holds: a hash of the segments' SHA-256s and
+// message counts. Segments are content-addressed and every read checks the
+// bytes against their SHA-256, so lists with one SegmentsHash hold the same
+// system prompt and messages, whichever build wrote or reads them. Unlike
+// the Transcript chain it does not depend on how a build encodes messages.
+func SegmentsHash(segs []Segment) string {
+	h := sha256.New()
+	for _, s := range segs {
+		fmt.Fprintf(h, "%s %d\n", s.Ref.SHA256, s.Count)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -67,6 +67,20 @@ func TestTranscriptHashChain(t *testing.T) {
 	require.Equal(t, 2, a.Len(), "a prefix is a copy")
 }
 
+func TestSegmentsHash(t *testing.T) {
+	seg := func(sha string, n int) Segment {
+		return Segment{Ref: BlobRef{SHA256: sha, Size: 10, Scope: "run"}, Count: n}
+	}
+	a := []Segment{seg("aa", 2), seg("bb", 1)}
+	require.Equal(t, SegmentsHash(a), SegmentsHash([]Segment{seg("aa", 2), seg("bb", 1)}), "same stored bytes, same hash")
+	b := []Segment{seg("aa", 2), seg("bb", 1)}
+	b[1].Ref.Scope = "other"
+	require.Equal(t, SegmentsHash(a), SegmentsHash(b), "the scope names where, not what")
+	require.NotEqual(t, SegmentsHash(a), SegmentsHash([]Segment{seg("aa", 2), seg("cc", 1)}))
+	require.NotEqual(t, SegmentsHash(a), SegmentsHash([]Segment{seg("aa", 3)}))
+	require.NotEqual(t, SegmentsHash(a), SegmentsHash([]Segment{seg("bb", 1), seg("aa", 2)}), "order counts")
+}
+
 func TestApprovalPolicy(t *testing.T) {
 	p := &ApprovalPolicy{Rules: []ApprovalRule{{Tool: "bash", Arg: "command", Pattern: `^git push`}}, Mutating: true}
 	require.NoError(t, p.Check())
