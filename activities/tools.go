@@ -79,6 +79,9 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	if !ok {
 		return ExecuteOutput{}, temporal.NewNonRetryableApplicationError("unknown tool "+in.ToolName, ErrUnknownTool, nil)
 	}
+	if err := a.checkStore(ctx, in.StoreID); err != nil {
+		return ExecuteOutput{}, err
+	}
 	info := activity.GetInfo(ctx)
 	// A worker that shuts down interrupts the tool after its grace.
 	workCtx, stopWork := a.interruptible(ctx)
@@ -153,6 +156,9 @@ func IdempotencyKey(workflowID, callID, runID, activityID string) string {
 // the one before, with pi's field-by-field override. A failing hook turns the
 // result into an error result with its message.
 func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (FinalizeOutput, error) {
+	if err := a.checkStore(ctx, in.StoreID); err != nil {
+		return FinalizeOutput{}, err
+	}
 	result, err := a.resolveResult(ctx, in.Result)
 	if err != nil {
 		return FinalizeOutput{}, err

@@ -33,6 +33,7 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		TokensSaved:  l.compact.tokensSaved,
 		Run:          paused,
 		HostQueue:    l.hostQueue,
+		StoreID:      l.storeID,
 		Updates:      l.updates.items,
 	}
 	if l.lastAssistant.Role != "" {
@@ -77,6 +78,7 @@ func (l *loop) restore(c *Carry) {
 		l.lastAssistant = *c.LastAssistant
 	}
 	l.hostQueue = c.HostQueue
+	l.storeID = c.StoreID
 	l.updates.items = c.Updates
 }
 

@@ -34,6 +34,7 @@
 //	compact.go           context compaction (pi-coding-agent's, durable)
 //	carry.go             continue-as-new: what a run carries into the next
 //	lost.go              a tool call whose worker was lost: the journal lookup
+//	adopt.go             a run copies other runs' stored content it receives
 //	attempts.go          a retried tool call keeps one attempt's queued messages
 //	versioning.go        worker versioning: pinned runs, auto-upgrading sessions
 //	visibility.go        search attributes and the run's status for the Web UI

@@ -36,7 +36,10 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			if l.status == statusEnded || l.status == statusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
-			return checkQueuedMessage(&m, false)
+			if err := checkQueuedMessage(&m, false); err != nil {
+				return err
+			}
+			return checkOwnStubs(ctx, []agent.Message{m})
 		}
 		handle := func(ctx workflow.Context, m agent.Message) (QueueStatus, error) {
 			return once(l, ctx, func() (QueueStatus, error) {

@@ -70,6 +70,17 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 		l.status = statusFailed
 		return AgentLoopResult{}, err
 	}
+	if in.Carry == nil {
+		msgs := in.Messages
+		adopted, err := l.adoptInput(ctx, &msgs, &prompts, &l.steering.items, &l.followUps.items)
+		if err != nil {
+			l.status = statusFailed
+			return AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
+		}
+		if adopted {
+			l.replaceContext(msgs)
+		}
+	}
 	l.suspend = func() bool { return l.shouldContinueAsNew(ctx) }
 	var paused *PausedRun
 	if in.Carry != nil && in.Carry.Run != nil {
@@ -123,6 +134,10 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	if l.hostQueue == "" {
 		// A run continued as new keeps the host it had (restore).
 		l.hostQueue = resolved.HostQueue
+	}
+	if l.storeID == "" {
+		// As the host: the content written so far is in the first store.
+		l.storeID = resolved.StoreID
 	}
 	l.searchAttributes = resolved.SearchAttributes
 	l.compact.modelWindow = resolved.ContextWindow

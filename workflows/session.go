@@ -57,6 +57,17 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		s.setStatus(ctx, statusFailed)
 		return SessionResult{}, err
 	}
+	if in.Carry == nil {
+		msgs := in.Messages
+		adopted, err := s.adoptInput(ctx, &msgs)
+		if err != nil {
+			s.setStatus(ctx, statusFailed)
+			return SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
+		}
+		if adopted {
+			s.replaceContext(msgs)
+		}
+	}
 	s.suspend = func() bool { return s.shouldContinueAsNew(ctx) }
 
 	if in.Carry != nil && in.Carry.Run != nil {

@@ -52,8 +52,11 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			if why := s.budgetExhausted(); why != "" {
 				return errors.New(agent.BudgetErrorMessage(why))
 			}
-			_, err := s.promptMessages(ctx, r)
-			return err
+			msgs, err := s.promptMessages(ctx, r)
+			if err != nil {
+				return err
+			}
+			return checkOwnStubs(ctx, msgs)
 		}},
 		{UpdateContinue, s.continueRun, func(workflow.Context) error {
 			if err := s.checkContinue(); err != nil {

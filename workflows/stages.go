@@ -88,6 +88,7 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 			Aborted:    l.aborted,
 			AgentRun:   l.runNumber,
 			Sandbox:    l.cfg.Sandbox,
+			StoreID:    l.storeID,
 		})
 }
 
@@ -162,6 +163,7 @@ func (l *loop) startFinalize(ctx workflow.Context, call agent.Content, args map[
 		IsError:       isError,
 		AfterToolCall: l.cfg.AfterToolCall,
 		Aborted:       l.aborted,
+		StoreID:       l.storeID,
 	})
 }
 

@@ -31,6 +31,10 @@ type loop struct {
 	// hostQueue is the task queue of the worker host that holds the run's
 	// workspace; its workspace tools run there (see toolQueue).
 	hostQueue string
+	// storeID is the id of the content store that holds the run's content
+	// (ResolveRun's answer, kept across continue-as-new): activities that
+	// read or write it carry it, and a worker of another store refuses them.
+	storeID string
 
 	// context holds the transcript's tail: the messages the content
 	// store's segments do not hold yet, and those of the current run.
