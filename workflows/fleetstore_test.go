@@ -226,3 +226,18 @@ func TestStoreMismatchIsRetriedElsewhere(t *testing.T) {
 	end := events[len(events)-1]
 	require.Equal(t, []string{"user:two", "assistant:second answer"}, roles(end.Messages))
 }
+
+// A prompt or steer holding a stub of another run's content is refused:
+// its content could not be copied before the validator answers.
+func TestUpdatesRefuseOtherRunsStubs(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{answer(text("ok"))})
+	sess := h.startSession(workflows.SessionInput{})
+	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
+		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
+	err := h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}, nil)
+	require.ErrorContains(t, err, `holds stored content of workflow "another-run"`)
+	err = h.sessionUpdate(sess, workflows.UpdateSteer, foreign, nil)
+	require.ErrorContains(t, err, `holds stored content of workflow "another-run"`)
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	h.waitRunEnd(sess, 1)
+}
