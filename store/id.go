@@ -9,24 +9,23 @@ import (
 	"strings"
 )
 
-// A store id names one store: 16 random bytes in hex, written the first
-// time a store is opened, under a key no scope can have (",store/id"; see
-// scope.go), and read by every later Open. Two processes that opened the
-// same store read the same id; two that opened different stores (two
-// hosts each with its own directory, a typo in a bucket name) read
-// different ones. A run carries the id of the store its first workflow task
-// saw (activities.ResolveRunOutput.StoreID), and an activity on a worker
-// whose id differs refuses to read or write the run's content, so it goes
-// to a worker that has the run's store instead of failing as ContentMissing.
+// A store id names one store: 16 random bytes in hex, written by the first
+// LoadID (the worker calls it at start) under a key no scope can have
+// (",store/id"; see scope.go), and read by every later one. Two workers of
+// the same store read the same id; two of different stores (two hosts each
+// with its own directory, a typo in a bucket name) read different ones. A
+// run carries the id of the store its first workflow task saw
+// (activities.ResolveRunOutput.StoreID), and an activity on a worker whose
+// id differs refuses to read or write the run's content, so it goes to a
+// worker that has the run's store instead of failing as ContentMissing.
 //
-// Two processes opening a new, empty store at the same instant may each
-// write an id; both read back what is there after their own write, so they
-// agree unless the writes interleave with the reads: a first start of a
-// fleet should start one worker first, as docs/operations.md says.
+// Two workers loading the id of a new, empty store at the same instant may
+// each write one; both read back what is there after their own write, so
+// they agree unless the writes interleave with the reads: a fleet's first
+// start should start one worker first, as docs/operations.md says.
 const idKey = ",store/id"
 
-// ID is the store id, "" for a store made with New whose id was never
-// loaded.
+// ID is the store id, "" until LoadID read it.
 func (s *Store) ID() string { return s.id }
 
 // LoadID reads the store id, creating it if the store has none.

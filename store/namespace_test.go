@@ -21,6 +21,8 @@ func TestSweepKeepsOtherNamespaces(t *testing.T) {
 	defer cancel()
 	a := s3Open(t, srv, Options{CacheBytes: -1, Namespace: "team-a"})
 	b := s3Open(t, srv, Options{CacheBytes: -1, Namespace: "team-b"})
+	require.NoError(t, a.LoadID(ctx))
+	require.NoError(t, b.LoadID(ctx))
 	require.Equal(t, a.ID(), b.ID(), "one store, one id")
 	refA, err := a.Put(ctx, "session-1", payload(1))
 	require.NoError(t, err)
@@ -73,6 +75,24 @@ func TestLegacyKeys(t *testing.T) {
 	require.Equal(t, []string{"old-run"}, st.Deleted)
 	_, err = owner.Get(ctx, ref)
 	require.ErrorIs(t, err, ErrMissing)
+}
+
+// The first LoadID of a store writes its id; every later one, through any
+// namespace, reads it; another store has another.
+func TestStoreID(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	first := dirStore(t, root, Options{})
+	require.Empty(t, first.ID(), "a reader never writes one")
+	require.NoError(t, first.LoadID(ctx))
+	require.Len(t, first.ID(), 32)
+	again := dirStore(t, root, Options{Namespace: "team-b"})
+	require.NoError(t, again.LoadID(ctx))
+	require.Equal(t, first.ID(), again.ID())
+	other := dirStore(t, t.TempDir(), Options{})
+	require.NoError(t, other.LoadID(ctx))
+	require.NotEqual(t, first.ID(), other.ID())
+	require.Empty(t, files(t, root), "the id is the store's own, not a scope's")
 }
 
 // Keys of the two layouts never collide: a workflow id that looks like a

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/codec"
@@ -51,7 +50,7 @@ type Store struct {
 
 	namespace   string
 	legacyOwner bool
-	id          string // the store id (id.go), "" until Open reads it
+	id          string // the store id (id.go), "" until LoadID reads it
 }
 
 var _ Blobs = (*Store)(nil)
@@ -76,23 +75,15 @@ func New(b Backend, o Options) (*Store, error) {
 	return s, nil
 }
 
-// Open returns a store over the backend spec names (see OpenBackend),
-// with its store id (id.go) read, or created if the store has none yet.
+// Open returns a store over the backend spec names (see OpenBackend).
+// A writer of runs' content (the worker) then calls LoadID; readers need
+// no id, and may have credentials that cannot write one.
 func Open(spec string, o Options) (*Store, error) {
 	b, err := OpenBackend(spec)
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(b, o)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := s.LoadID(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return New(b, o)
 }
 
 // Name says where the blobs are, for logs.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/durable-agents/agentloop/store"
 )
@@ -49,4 +51,12 @@ func flagSet(name string) bool {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// loadStoreID reads the store's id, writing one into a new store, so that
+// the runs this worker resolves carry it (activities.Activities.StoreID).
+func loadStoreID(st *store.Store) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return st.LoadID(ctx)
 }

@@ -94,6 +94,9 @@ func main() {
 	if err != nil {
 		z.Fatal("open content store: " + err.Error())
 	}
+	if err := loadStoreID(st); err != nil {
+		z.Fatal("open content store: " + err.Error())
+	}
 	mcpCfg := loadMCP(z, *mcpConfig) // before Unset: its ${VAR}s may name secrets
 	secretenv.Unset()                // every secret has been read: keep them from the tools' commands
 	sb := startSandbox(z, sandboxFlags, opts.HostPort, *journalDir, *storeSpec)

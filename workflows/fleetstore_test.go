@@ -182,6 +182,8 @@ func TestStoreMismatchIsRetriedElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	stB, err := store.Open(t.TempDir(), store.Options{})
 	require.NoError(t, err)
+	require.NoError(t, stA.LoadID(context.Background()))
+	require.NoError(t, stB.LoadID(context.Background()))
 	require.NotEqual(t, stA.ID(), stB.ID())
 	h := newHarnessStore(t, testenv.Client(t), stA, []llm.ScriptedResponse{
 		answer(text("first answer")),
