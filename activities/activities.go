@@ -27,6 +27,10 @@ type Activities struct {
 	Client client.Client
 	// Store keeps large content and transcript segments outside history.
 	Store store.Blobs
+	// StoreID is Store's id (store.Store.ID): ResolveRun hands it to the
+	// run, and the activities that read or write a run's content refuse a
+	// run of another store (checkStore). Empty: no check.
+	StoreID string
 	// HeartbeatInterval is how often running tools heartbeat, and how
 	// long the first heartbeat waits. Cancellation reaches an activity only
 	// through a heartbeat's answer, and the SDK sends at most one heartbeat
@@ -123,6 +127,7 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 	}
 	out.HostQueue = a.hostQueueFor(in.Workspace)
 	out.HostStartTimeout = a.HostStartTimeout
+	out.StoreID = a.StoreID
 	return out, nil
 }
 

@@ -138,6 +138,9 @@ func (a *Activities) loadContext(ctx context.Context, ref ContextRef) (turnConte
 	// transcript, and the segments tell a stale entry from a good one.
 	run := activity.GetInfo(ctx).WorkflowExecution.ID
 	stored := agent.SegmentsHash(ref.Segments)
+	if err := a.checkStore(ctx, ref.StoreID); err != nil {
+		return turnContext{}, err
+	}
 	var tc turnContext
 	switch cached, ok := a.contexts.prefix(run, ref.BaseLen, stored); {
 	case ref.BaseLen == 0:
@@ -191,6 +194,11 @@ func (a *Activities) saveSegments(ctx context.Context, ref ContextRef, t *agent.
 
 // resolveMessages resolves the stubs of messages, several blobs at a time:
 // after a worker restart a long transcript's tool outputs are read at once.
+// A blob missing from the store (deleted by hand, a store restored from an
+// old backup) becomes store.LostText in the context the model gets, with an
+// error log line and the agentloop.content.lost metric, and the turn goes
+// on: failing would end the session for good, since no retry brings the
+// blob back. The transcript (stubs, hash chain) is left as it is.
 func (a *Activities) resolveMessages(ctx context.Context, ms []agent.Message) ([]agent.Message, error) {
 	out := make([]agent.Message, len(ms))
 	errs := make([]error, len(ms))
@@ -207,7 +215,7 @@ func (a *Activities) resolveMessages(ctx context.Context, ms []agent.Message) ([
 			defer wg.Done()
 			defer func() { <-sem }()
 			errs[i] = a.retryStore(ctx, func() (err error) {
-				out[i], err = store.ResolveMessage(ctx, a.Store, m)
+				out[i], err = store.ResolveMessageOrLost(ctx, a.Store, m, func(ref agent.BlobRef) { a.contentLost(ctx, ref) })
 				return err
 			})
 		}()

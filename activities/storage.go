@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -57,6 +58,34 @@ func (a *Activities) retryStore(ctx context.Context, op func() error) error {
 		}
 		wait = min(2*wait, storeRetryMax)
 	}
+}
+
+// ErrStoreMismatch is the retryable ApplicationError type of an activity
+// whose run keeps its content in another store than this worker's.
+const ErrStoreMismatch = "StoreMismatch"
+
+// checkStore refuses an activity of a run whose content store id (carried
+// from ResolveRun) is not this worker's: this worker would read the run's
+// content as missing and write content the run's other workers cannot
+// read. The error is retryable, so a worker with the run's store takes a
+// later attempt; the log line tells the operator which worker is wrong.
+func (a *Activities) checkStore(ctx context.Context, runStore string) error {
+	if runStore == "" || a.StoreID == "" || runStore == a.StoreID {
+		return nil
+	}
+	msg := fmt.Sprintf("content store mismatch: the run's content is in store %s, this worker's store is %s; "+
+		"every worker and client of a run must use the same content store (-store or $AGENTLOOP_STORE), so another worker must take this activity",
+		runStore, a.StoreID)
+	activity.GetLogger(ctx).Error("Content store mismatch: refusing the activity", "RunStoreID", runStore, "WorkerStoreID", a.StoreID)
+	return temporal.NewApplicationError(msg, ErrStoreMismatch)
+}
+
+// contentLost reports a blob the model's context lacks: an error log line
+// and a metric an operator can alert on.
+func (a *Activities) contentLost(ctx context.Context, ref agent.BlobRef) {
+	activity.GetLogger(ctx).Error("Content missing from the content store; the model sees a placeholder",
+		"SHA256", ref.SHA256, "Scope", ref.Scope, "Size", ref.Size)
+	activity.GetMetricsHandler(ctx).Counter("agentloop.content.lost").Inc(1)
 }
 
 // ErrContentUnavailable is the retryable ApplicationError type of a stage

@@ -84,6 +84,9 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		// Nothing ran: another worker may run the call (drift).
 		return ExecuteOutput{}, a.lacks("tool %q", in.ToolName)
 	}
+	if err := a.checkStore(ctx, in.StoreID); err != nil {
+		return ExecuteOutput{}, err
+	}
 	info := activity.GetInfo(ctx)
 	// A worker that shuts down interrupts the tool after its grace.
 	workCtx, stopWork := a.interruptible(ctx)
@@ -158,6 +161,9 @@ func IdempotencyKey(workflowID, callID, runID, activityID string) string {
 // the one before, with pi's field-by-field override. A failing hook turns the
 // result into an error result with its message.
 func (a *Activities) FinalizeToolCall(ctx context.Context, in FinalizeInput) (FinalizeOutput, error) {
+	if err := a.checkStore(ctx, in.StoreID); err != nil {
+		return FinalizeOutput{}, err
+	}
 	result, err := a.resolveResult(ctx, in.Result)
 	if err != nil {
 		return FinalizeOutput{}, err

@@ -89,6 +89,10 @@ type ResolveRunOutput struct {
 	// HostStartTimeout is the worker's bound on how long a tool call
 	// waits for a worker on a host queue; zero: the workflow's default.
 	HostStartTimeout time.Duration `json:"hostStartTimeout,omitempty"`
+	// StoreID is the id of the resolving worker's content store
+	// (store/id.go): the run carries it to every activity that reads or
+	// writes its content, and a worker with another store refuses those.
+	StoreID string `json:"storeId,omitempty"`
 }
 
 // ContextRef tells the model-turn activity which context to send: the first
@@ -109,6 +113,8 @@ type ContextRef struct {
 	// SystemPrompt is sent only with BaseLen 0; later turns take it from
 	// the cache or the first segment.
 	SystemPrompt string `json:"systemPrompt,omitempty"`
+	// StoreID is the run's content store id (ResolveRunOutput.StoreID).
+	StoreID string `json:"storeId,omitempty"`
 }
 
 // ModelTurnInput is one model call.
@@ -183,6 +189,8 @@ type ExecuteInput struct {
 	AgentRun int `json:"agentRun,omitempty"`
 	// Sandbox is what the run asks of the sandbox of the tool's processes.
 	Sandbox *agent.SandboxConfig `json:"sandbox,omitempty"`
+	// StoreID is the run's content store id (ResolveRunOutput.StoreID).
+	StoreID string `json:"storeId,omitempty"`
 }
 
 // ExecuteOutput is the tool's result; IsError is set when the tool failed.
@@ -203,6 +211,8 @@ type FinalizeInput struct {
 	IsError       bool             `json:"isError,omitempty"`
 	AfterToolCall []string         `json:"afterToolCall"`
 	Aborted       bool             `json:"aborted,omitempty"`
+	// StoreID is the run's content store id (ResolveRunOutput.StoreID).
+	StoreID string `json:"storeId,omitempty"`
 }
 
 // FinalizeOutput is the result after the hooks.

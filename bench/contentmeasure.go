@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,6 +15,8 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/store"
 )
 
 // mb is the unit of the content benchmark's budgets: Temporal's own limits
@@ -174,7 +175,7 @@ func (s scopeStat) maxCopies() int {
 // decoded as store/format.go lays them out: the 4-byte magic, a flags byte,
 // then gzip (the benchmark does not encrypt).
 func measureScope(storeDir, id string) (scopeStat, error) {
-	dir := filepath.Join(storeDir, url.PathEscape(id))
+	dir := filepath.Join(storeDir, store.KeyPrefix("", id))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return scopeStat{}, err

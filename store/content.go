@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -242,4 +243,46 @@ func ResolveEvent(ctx context.Context, b Blobs, e agent.Event) (agent.Event, err
 		*r = &full
 	}
 	return e, nil
+}
+
+// LostText is the text of the block that stands in the model's context for
+// content missing from the store: pi-shaped (a text block), so the model
+// sees that something was there and the session goes on.
+func LostText(sha string) string { return "[content lost: sha256 " + sha + "]" }
+
+// ResolveMessageOrLost resolves m's stubs as ResolveMessage does, except
+// that a block whose blob is missing (ErrMissing) becomes a text block of
+// LostText, and details whose blob is missing become none; lost is called
+// with each such reference. Every other error, a corrupt blob included,
+// is returned: a hash mismatch means the store holds wrong bytes under a
+// key, which a placeholder would hide rather than survive.
+func ResolveMessageOrLost(ctx context.Context, b Blobs, m agent.Message, lost func(agent.BlobRef)) (agent.Message, error) {
+	out := m
+	cloned := false
+	for i, c := range m.Content {
+		if c.Blob == nil {
+			continue
+		}
+		full, err := ResolveContent(ctx, b, m.Content[i:i+1])
+		if errors.Is(err, ErrMissing) {
+			lost(*c.Blob)
+			full = []agent.Content{{Type: agent.ContentText, Text: LostText(c.Blob.SHA256)}}
+		} else if err != nil {
+			return m, err
+		}
+		if !cloned {
+			out.Content, cloned = slices.Clone(m.Content), true
+		}
+		out.Content[i] = full[0]
+	}
+	d, err := ResolveDetails(ctx, b, m.Details)
+	if ref, ok := agent.DetailsBlob(m.Details); ok && errors.Is(err, ErrMissing) {
+		lost(ref)
+		d, err = nil, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	out.Details = d
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -21,6 +22,16 @@ type Options struct {
 	// filled by Put and Get: 0 means DefaultCacheBytes, negative no cache.
 	// A cached blob is served even after it was deleted from the backend.
 	CacheBytes int
+	// Namespace is the Temporal namespace whose runs' content the store
+	// keeps: every key carries it (scope.go), so that runs of two
+	// namespaces with the same workflow id never share a key and a sweep
+	// of one never deletes the other's content. Empty means "default".
+	Namespace string
+	// LegacyOwner says that the keys written before keys carried the
+	// namespace belong to Namespace, so Sweep may delete them. Set it only
+	// when no other namespace ever used the store: otherwise those keys
+	// are never swept.
+	LegacyOwner bool
 }
 
 // DefaultCacheBytes is the cache size when Options.CacheBytes is 0. The
@@ -36,6 +47,10 @@ type Store struct {
 	ring    ring
 	cache   *lru[[]byte] // nil: no cache
 	seen    seenKeys     // keys this process wrote or read: Put skips them
+
+	namespace   string
+	legacyOwner bool
+	id          string // the store id (id.go), "" until LoadID reads it
 }
 
 var _ Blobs = (*Store)(nil)
@@ -46,7 +61,11 @@ func New(b Backend, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{backend: b, ring: r, seen: newSeenKeys()}
+	ns := o.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	s := &Store{backend: b, ring: r, seen: newSeenKeys(), namespace: ns, legacyOwner: o.LegacyOwner}
 	switch {
 	case o.CacheBytes == 0:
 		s.cache = newLRU[[]byte](DefaultCacheBytes)
@@ -57,6 +76,8 @@ func New(b Backend, o Options) (*Store, error) {
 }
 
 // Open returns a store over the backend spec names (see OpenBackend).
+// A writer of runs' content (the worker) then calls LoadID; readers need
+// no id, and may have credentials that cannot write one.
 func Open(spec string, o Options) (*Store, error) {
 	b, err := OpenBackend(spec)
 	if err != nil {
@@ -68,22 +89,21 @@ func Open(spec string, o Options) (*Store, error) {
 // Name says where the blobs are, for logs.
 func (s *Store) Name() string { return s.backend.Name() }
 
+// Namespace is the Temporal namespace the store's keys carry.
+func (s *Store) Namespace() string { return s.namespace }
+
 // Put stores data under scope (the workflow id of the run storing it).
 func (s *Store) Put(ctx context.Context, scope string, data []byte) (agent.BlobRef, error) {
 	sum := sha256.Sum256(data)
 	ref := agent.BlobRef{SHA256: hex.EncodeToString(sum[:]), Size: len(data), Scope: scope}
-	prefix := scopePrefix(scope)
+	prefix := s.prefix(scope)
 	key := prefix + "/" + ref.SHA256
 	if s.seen.has(key) {
 		s.remember(ref.SHA256, data)
 		return ref, nil
 	}
-	if isLongPrefix(prefix) && !s.seen.has(prefix+"/"+nameKey) {
-		// The name goes first, so a long scope holding blobs has one.
-		if err := s.backend.Put(ctx, prefix+"/"+nameKey, []byte(scope)); err != nil {
-			return agent.BlobRef{}, &ContentError{Ref: ref, Err: err}
-		}
-		s.seen.add(prefix + "/" + nameKey)
+	if err := s.writeName(ctx, prefix, scope); err != nil {
+		return agent.BlobRef{}, &ContentError{Ref: ref, Err: err}
 	}
 	stored, err := s.ring.encode(data)
 	if err != nil {
@@ -105,8 +125,16 @@ func (s *Store) Get(ctx context.Context, ref agent.BlobRef) ([]byte, error) {
 	if data, ok := s.cached(ref); ok {
 		return data, nil
 	}
-	key := scopePrefix(ref.Scope) + "/" + ref.SHA256
+	// The namespaced key first; then the key the blob had before keys
+	// carried the namespace, which histories written then still name.
+	key := s.prefix(ref.Scope) + "/" + ref.SHA256
 	stored, err := s.backend.Get(ctx, key)
+	if errors.Is(err, ErrMissing) {
+		legacy := scopePrefix(ref.Scope) + "/" + ref.SHA256
+		if old, lerr := s.backend.Get(ctx, legacy); !errors.Is(lerr, ErrMissing) {
+			key, stored, err = legacy, old, lerr
+		}
+	}
 	if err != nil {
 		return nil, &ContentError{Ref: ref, Err: err}
 	}

@@ -46,13 +46,13 @@ func dirStore(t *testing.T, root string, o Options) *Store {
 	return s
 }
 
-// files lists the regular files under root, relative to it.
+// files lists the regular files under root, relative to it, but for the
+// store's own (its id).
 func files(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			rel, _ := filepath.Rel(root, p)
+		if rel, _ := filepath.Rel(root, p); err == nil && d.Type().IsRegular() && !strings.HasPrefix(rel, ",") {
 			out = append(out, rel)
 		}
 		return err
@@ -79,10 +79,10 @@ func TestRoundTripDir(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, data, got)
 
-			stored, err := os.ReadFile(filepath.Join(root, "agent-1", ref.SHA256))
+			stored, err := os.ReadFile(filepath.Join(root, "default,agent-1", ref.SHA256))
 			require.NoError(t, err)
 			require.Less(t, len(stored), len(data)/5, "blobs are gzipped")
-			info, err := os.Stat(filepath.Join(root, "agent-1", ref.SHA256))
+			info, err := os.Stat(filepath.Join(root, "default,agent-1", ref.SHA256))
 			require.NoError(t, err)
 			require.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
 		})
@@ -101,7 +101,7 @@ func TestPutStoresSameBytesOnce(t *testing.T) {
 	// Another process writing the same bytes replaces the file.
 	_, err = dirStore(t, root, Options{}).Put(ctx, "wf", payload(1))
 	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join("wf", r1.SHA256)}, files(t, root))
+	require.Equal(t, []string{filepath.Join("default,wf", r1.SHA256)}, files(t, root))
 }
 
 func TestNoPlaintextAtRestWithKeys(t *testing.T) {
@@ -170,7 +170,7 @@ func TestFlippedByteIsCorrupt(t *testing.T) {
 			ctx := context.Background()
 			ref, err := dirStore(t, root, Options{Keys: tc.keys}).Put(ctx, "wf", payload(1))
 			require.NoError(t, err)
-			path := filepath.Join(root, "wf", ref.SHA256)
+			path := filepath.Join(root, "default,wf", ref.SHA256)
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			for _, at := range []int{len(magic), len(data) / 2, len(data) - 1} {
@@ -191,7 +191,7 @@ func TestDeletedFileIsMissing(t *testing.T) {
 	s := dirStore(t, root, Options{CacheBytes: -1})
 	ref, err := s.Put(ctx, "wf", payload(1))
 	require.NoError(t, err)
-	require.NoError(t, os.Remove(filepath.Join(root, "wf", ref.SHA256)))
+	require.NoError(t, os.Remove(filepath.Join(root, "default,wf", ref.SHA256)))
 	_, err = s.Get(ctx, ref)
 	require.ErrorIs(t, err, ErrMissing)
 	require.True(t, IsPermanent(err))
@@ -219,7 +219,7 @@ func TestCacheServesDeletedBlob(t *testing.T) {
 	require.NoError(t, err)
 	_, err = uncached.Get(ctx, ref)
 	require.NoError(t, err)
-	require.NoError(t, os.Remove(filepath.Join(root, "wf", ref.SHA256)))
+	require.NoError(t, os.Remove(filepath.Join(root, "default,wf", ref.SHA256)))
 
 	got, err := cached.Get(ctx, ref)
 	require.NoError(t, err)

@@ -4,23 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // SweepStats says what a sweep found.
 type SweepStats struct {
-	Scopes  int      // scopes looked at
+	Scopes  int      // scopes of the namespace (and legacy, when owned) looked at
 	Recent  int      // kept: written to within the cutoff
 	Live    int      // kept: the workflow still exists
 	Unknown int      // kept: a long scope whose workflow id could not be read
+	Other   int      // not looked at: another namespace's, or legacy without LegacyOwner
 	Deleted []string // the scopes (workflow ids) deleted, or that would be
 }
 
-// Sweep deletes the content of every scope that nothing was written to for
-// olderThan and whose workflow exists reports gone. A scope is a workflow
-// id: once Temporal has deleted every run of it (the namespace's
-// retention), no history can refer to its content. exists must report
-// false only when it knows the workflow is gone; its errors stop the sweep.
+// Sweep deletes the content of every scope of the store's namespace that
+// nothing was written to for olderThan and whose workflow exists reports
+// gone. A scope is a workflow id: once Temporal has deleted every run of
+// it (the namespace's retention), no history can refer to its content,
+// because a run that received stubs of another scope copied their blobs
+// into its own (workflows: adoptInput). exists must ask the store's
+// namespace, report false only when it knows the workflow is gone; its
+// errors stop the sweep.
+//
+// Other namespaces' prefixes are never looked at. Legacy prefixes (keys
+// written before keys carried the namespace) are swept only when the
+// store was opened with Options.LegacyOwner: their namespace is unknown,
+// and asking the wrong one whether a workflow exists would delete a live
+// run's content.
 //
 // olderThan guards against deleting content a run is writing as its
 // workflow starts; it should be at least an hour, the time Put trusts
@@ -44,6 +55,13 @@ func (s *Store) sweep(ctx context.Context, olderThan time.Duration, exists func(
 	}
 	cutoff := time.Now().Add(-olderThan)
 	err := s.backend.ListScopes(ctx, func(prefix string, newest time.Time) error {
+		if strings.HasPrefix(prefix, nsSep) {
+			return nil // the store's own (id.go)
+		}
+		if !s.ownPrefix(prefix) && !(s.legacyOwner && isLegacyPrefix(prefix)) {
+			st.Other++
+			return nil
+		}
 		st.Scopes++
 		if newest.After(cutoff) {
 			st.Recent++

@@ -18,7 +18,7 @@ import (
 // age sets the modification time of every file of a scope's directory.
 func age(t *testing.T, root, scope string, d time.Duration) {
 	t.Helper()
-	dir := filepath.Join(root, scopePrefix(scope))
+	dir := filepath.Join(root, KeyPrefix("", scope))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	when := time.Now().Add(-d)
@@ -66,7 +66,7 @@ func TestSweepDir(t *testing.T) {
 	for _, d := range dirs {
 		left = append(left, d.Name())
 	}
-	require.ElementsMatch(t, []string{"live-old", "gone-new"}, left)
+	require.ElementsMatch(t, []string{"default,live-old", "default,gone-new"}, left)
 
 	// Content stored again under a swept scope is written again, though
 	// this process had written it before.

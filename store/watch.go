@@ -44,13 +44,10 @@ type watchLease struct {
 
 // MarkWatched writes scope's lease, sealed as blobs are.
 func (s *Store) MarkWatched(ctx context.Context, scope string, until time.Time) error {
-	prefix := scopePrefix(scope)
-	if isLongPrefix(prefix) && !s.seen.has(prefix+"/"+nameKey) {
-		// As Put does: a long scope's name goes first, for Sweep.
-		if err := s.backend.Put(ctx, prefix+"/"+nameKey, []byte(scope)); err != nil {
-			return fmt.Errorf("watch lease of %q: %w", scope, err)
-		}
-		s.seen.add(prefix + "/" + nameKey)
+	prefix := s.prefix(scope)
+	// As Put does: a long scope's name goes first, for Sweep.
+	if err := s.writeName(ctx, prefix, scope); err != nil {
+		return fmt.Errorf("watch lease of %q: %w", scope, err)
 	}
 	data, _ := json.Marshal(watchLease{Until: until.UnixMilli()})
 	stored, err := s.ring.encode(data)
@@ -66,7 +63,7 @@ func (s *Store) MarkWatched(ctx context.Context, scope string, until time.Time) 
 // WatchedUntil reads scope's lease. A missing lease is not an error: nobody
 // watches.
 func (s *Store) WatchedUntil(ctx context.Context, scope string) (time.Time, error) {
-	stored, err := s.backend.Get(ctx, scopePrefix(scope)+"/"+watchKey)
+	stored, err := s.backend.Get(ctx, s.prefix(scope)+"/"+watchKey)
 	if errors.Is(err, ErrMissing) {
 		return time.Time{}, nil
 	}

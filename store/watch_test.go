@@ -34,7 +34,7 @@ func TestWatchLease(t *testing.T) {
 	until, err = s.WatchedUntil(ctx, long)
 	require.NoError(t, err)
 	require.Equal(t, t0, until)
-	scope, ok, err := s.scopeOf(ctx, scopePrefix(long))
+	scope, ok, err := s.scopeOf(ctx, s.prefix(long))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, long, scope)

@@ -47,7 +47,7 @@ func main() {
 	journalAge := flag.Duration("tool-journal-max-age", 7*24*time.Hour, "remove tool journal records older than this (0: keep)")
 	mcpConfig := flag.String("mcp", os.Getenv("AGENTLOOP_MCP_CONFIG"), "MCP servers whose tools runs may name (server__tool, server__*): a JSON file {\"mcpServers\": {...}} (README: MCP tools; default $AGENTLOOP_MCP_CONFIG)")
 	journalBytes := flag.Int64("tool-journal-max-bytes", 1<<30, "remove the oldest tool journal records beyond this many bytes (0: no bound); records younger than 10 minutes stay")
-	storeSpec := flag.String("store", store.DefaultSpec(), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE)")
+	storeSpec := flag.String("store", store.DefaultSpec(), "content store for large content and transcripts: a directory, or s3://bucket/prefix?endpoint=host:port (every worker and client of a run must use the same; default $AGENTLOOP_STORE, else a directory of this host, which the worker refuses when the Temporal frontend is not on loopback)")
 	stopTimeout := flag.Duration("stop-timeout", 20*time.Second, "on SIGTERM, how long activities in flight may go on before they are interrupted and handed to another worker; the process exits at most this plus 5s after the signal")
 	versioning := flag.Bool("versioning", true, "use Worker Deployment Versioning: this worker is -build-id of -deployment")
 	deployment := flag.String("deployment", workflows.DeploymentName, "worker deployment name")
@@ -71,6 +71,9 @@ func main() {
 	if err != nil {
 		z.Fatal(err.Error())
 	}
+	if err := checkStoreForFleet(opts.HostPort, *storeSpec, flagSet("store") || os.Getenv(store.EnvStore) != ""); err != nil {
+		z.Fatal(err.Error())
+	}
 	opts.Logger = logger
 	tel, err := telemetry.Setup(context.Background(), telemetry.Options{ServiceName: "agentloop-worker", MetricsAddr: *metricsAddr})
 	if err != nil {
@@ -89,8 +92,11 @@ func main() {
 	scripted.Add(demo.ModelID, demo.Script())
 	models.Register(llm.ScriptedProviderName, scripted)
 	providers := llm.RegisterFromEnv(models, os.Getenv)
-	st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+	st, err := store.Open(*storeSpec, store.Options{Keys: keys, Namespace: opts.Namespace})
 	if err != nil {
+		z.Fatal("open content store: " + err.Error())
+	}
+	if err := loadStoreID(st); err != nil {
 		z.Fatal("open content store: " + err.Error())
 	}
 	mcpCfg := loadMCP(z, *mcpConfig) // before Unset: its ${VAR}s may name secrets
@@ -110,6 +116,7 @@ func main() {
 	acts := activities.New(c, st, models, registry, hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
 	hostIDFrom := ""
+	acts.StoreID = st.ID()
 	if *hostAffinity {
 		id, from, err := hostID(*hostIDFlag, hostIDFile(*journalDir))
 		if err != nil {
@@ -167,7 +174,7 @@ func main() {
 	}
 	z.Sugar().Infow("worker starting", "temporal", temporalenv.Describe(opts), "encryption", encryption,
 		"taskQueue", *taskQueue, "toolQueue", *toolQueue, "hostID", *hostIDFlag, "hostIDFrom", hostIDFrom, "hostQueue", *hostQueue, "version", version,
-		"store", st.Name(), "sandbox", sb.Describe(), "telemetry", tel.Describe(), "providers", append([]string{llm.ScriptedProviderName}, providers...))
+		"store", st.Name(), "storeId", st.ID(), "sandbox", sb.Describe(), "telemetry", tel.Describe(), "providers", append([]string{llm.ScriptedProviderName}, providers...))
 	for _, w := range workers {
 		if err := w.Start(); err != nil {
 			z.Fatal("start worker: " + err.Error())

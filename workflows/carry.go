@@ -33,6 +33,7 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 		TokensSaved:  l.compact.tokensSaved,
 		Run:          paused,
 		HostQueue:    l.hostQueue,
+		StoreID:      l.storeID,
 		Updates:      l.updates.items,
 		Dropped:      l.inputs.dropped,
 	}
@@ -79,6 +80,7 @@ func (l *loop) restore(c *Carry) {
 		l.lastAssistant = *c.LastAssistant
 	}
 	l.hostQueue = c.HostQueue
+	l.storeID = c.StoreID
 	l.updates.items = c.Updates
 	l.inputs.dropped = c.Dropped
 }

@@ -137,7 +137,7 @@ func (l *loop) maybeCompact(ctx workflow.Context) {
 func (l *loop) compactContext(ctx, actx workflow.Context, reason, instructions string, tokens int) (bool, string) {
 	l.emit(agent.Event{Type: agent.EventCompactionStart, Compaction: &agent.CompactionInfo{Reason: reason}})
 	base := agent.SegmentsLen(l.segments)
-	ref := activities.ContextRef{Segments: l.segments, BaseLen: base, BaseHash: l.context.HashAt(base), Delta: l.context.Since(base)}
+	ref := activities.ContextRef{Segments: l.segments, BaseLen: base, BaseHash: l.context.HashAt(base), Delta: l.context.Since(base), StoreID: l.storeID}
 	if base == 0 {
 		ref.SystemPrompt = l.context.SystemPrompt
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -123,7 +123,7 @@ func TestSessionLargeToolOutputsStayOutOfHistory(t *testing.T) {
 	// text), and the transcript's segments next to them.
 	var stored int64
 	big := 0
-	dir := filepath.Join(testenv.StoreDir(), url.PathEscape(run.GetID()))
+	dir := filepath.Join(testenv.StoreDir(), store.KeyPrefix("", run.GetID()))
 	require.NoError(t, filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
 		if err != nil || fi.IsDir() {
 			return err

@@ -37,6 +37,7 @@
 //	lost.go              a tool call whose worker was lost: the journal lookup
 //	hosts.go             host affinity that survives hosts: a gone host's calls
 //	                     end "host ... is unavailable", runs move to a live host
+//	adopt.go             a run copies other runs' stored content it receives
 //	attempts.go          a retried tool call keeps one attempt's queued messages
 //	versioning.go        worker versioning: pinned runs, auto-upgrading sessions
 //	visibility.go        search attributes and the run's status for the Web UI

@@ -39,6 +39,9 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			if err := checkQueuedMessage(&m, false); err != nil {
 				return err
 			}
+			if err := checkOwnStubs(ctx, []agent.Message{m}); err != nil {
+				return err
+			}
 			return l.checkRoom(l.inlineBytes(m))
 		}
 		handle := func(ctx workflow.Context, m agent.Message) (QueueStatus, error) {

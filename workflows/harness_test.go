@@ -65,6 +65,9 @@ func newHarnessStore(t *testing.T, c client.Client, st store.Blobs, script []llm
 	}))
 	h.acts = activities.New(h.c, st, models, tools.NewRegistry(ts...), h.hooks)
 	h.acts.HeartbeatInterval = 50 * time.Millisecond // with the throttle below: aborts reach tools fast
+	if s, ok := st.(*store.Store); ok {
+		h.acts.StoreID = s.ID() // as the worker does: runs carry it
+	}
 	h.startWorker()
 	return h
 }

@@ -70,9 +70,21 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 		l.status = statusFailed
 		return AgentLoopResult{}, err
 	}
+	msgs := in.Messages
+	if in.Carry == nil {
+		adopted, err := l.adoptInput(ctx, &msgs, &prompts, &l.steering.items, &l.followUps.items)
+		if err != nil {
+			l.status = statusFailed
+			return AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
+		}
+		if adopted {
+			l.replaceContext(msgs)
+		}
+	}
 	l.suspend = func() bool { return l.shouldContinueAsNew(ctx) }
 	l.checkHost(ctx)
-	l.storeStart(ctx, in.Messages, &prompts, &l.steering.items, &l.followUps.items)
+	// After adoption: msgs' stubs of other runs now name this run's copies.
+	l.storeStart(ctx, msgs, &prompts, &l.steering.items, &l.followUps.items)
 	var paused *PausedRun
 	if in.Carry != nil && in.Carry.Run != nil {
 		l.runNumber = 1
@@ -136,6 +148,10 @@ func (l *loop) resolve(ctx workflow.Context) error {
 		l.hostResolvedAt = workflow.Now(ctx)
 	}
 	l.hostStartDefault = resolved.HostStartTimeout
+	if l.storeID == "" {
+		// As the host: the content written so far is in the first store.
+		l.storeID = resolved.StoreID
+	}
 	l.searchAttributes = resolved.SearchAttributes
 	l.compact.modelWindow = resolved.ContextWindow
 	l.configureCompaction()

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,16 +116,20 @@ func TestMissingContentIsAClearError(t *testing.T) {
 	stub := res.Messages[2].Content[0]
 	require.NotNil(t, stub.Blob, "the output is a stub in the result")
 
-	// Lose the blob, then continue from the transcript that names it.
-	require.NoError(t, os.Remove(filepath.Join(dir, url.PathEscape(first.GetID()), stub.Blob.SHA256)))
+	// Lose the blob, then start a run from the messages that name it: the
+	// run copies another run's content into its own scope first, and
+	// refuses the input, naming the blob, when it is gone. (A blob lost
+	// from the run's own transcript becomes a placeholder instead:
+	// TestMissingBlobBecomesAPlaceholder.)
+	require.NoError(t, os.Remove(filepath.Join(dir, store.KeyPrefix("", first.GetID()), stub.Blob.SHA256)))
 	in := h.input("and now?", "big")
 	in.Messages = res.Messages
 	second := h.start(in)
-	require.NoError(t, second.Get(context.Background(), &res))
-	require.Equal(t, agent.StopReasonError, res.StopReason)
-	require.Contains(t, res.ErrorMessage, "content sha256:"+stub.Blob.SHA256)
-	require.Contains(t, res.ErrorMessage, "missing from the content store")
-	require.Equal(t, 2, int(h.modelCalls.Load()), "the lost content failed the turn before the model was called, once")
+	err = second.Get(context.Background(), &res)
+	require.ErrorContains(t, err, "invalid input")
+	require.ErrorContains(t, err, "sha256:"+stub.Blob.SHA256)
+	require.ErrorContains(t, err, "missing from the content store")
+	require.Equal(t, 2, int(h.modelCalls.Load()), "refused before the model was called")
 	hist, err := testenv.History(context.Background(), h.c, second.GetID(), second.GetRunID())
 	require.NoError(t, err)
 	attempts := 0

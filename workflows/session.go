@@ -65,8 +65,20 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		s.setStatus(ctx, statusFailed)
 		return SessionResult{}, err
 	}
+	msgs := in.Messages
+	if in.Carry == nil {
+		adopted, err := s.adoptInput(ctx, &msgs)
+		if err != nil {
+			s.setStatus(ctx, statusFailed)
+			return SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
+		}
+		if adopted {
+			s.replaceContext(msgs)
+		}
+	}
 	s.suspend = func() bool { return s.shouldContinueAsNew(ctx) }
-	s.storeStart(ctx, in.Messages)
+	// After adoption: msgs' stubs of other runs now name this run's copies.
+	s.storeStart(ctx, msgs)
 
 	if in.Carry != nil && in.Carry.Run != nil {
 		s.setStatus(ctx, statusRunning)

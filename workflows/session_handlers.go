@@ -64,6 +64,9 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			if err != nil {
 				return err
 			}
+			if err := checkOwnStubs(ctx, msgs); err != nil {
+				return err
+			}
 			return s.checkRoom(s.inlineBytes(msgs...))
 		}},
 		{UpdateContinue, s.continueRun, func(workflow.Context) error {

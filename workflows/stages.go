@@ -96,6 +96,7 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 			Aborted:    l.aborted,
 			AgentRun:   l.runNumber,
 			Sandbox:    l.cfg.Sandbox,
+			StoreID:    l.storeID,
 		})
 }
 
@@ -184,6 +185,7 @@ func (l *loop) finalizeInput(call agent.Content, args map[string]any, result age
 		IsError:       isError,
 		AfterToolCall: l.cfg.AfterToolCall,
 		Aborted:       l.aborted,
+		StoreID:       l.storeID,
 	}
 }
 

@@ -42,6 +42,10 @@ type loop struct {
 	// resolved in an earlier workflow run, so a worker lacking it is
 	// drift (drift.go), never bad input.
 	resolvedBefore bool
+	// storeID is the id of the content store that holds the run's content
+	// (ResolveRun's answer, kept across continue-as-new): activities that
+	// read or write it carry it, and a worker of another store refuses them.
+	storeID string
 
 	// context holds the transcript's tail: the messages the content
 	// store's segments do not hold yet, and those of the current run.

@@ -65,6 +65,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		BaseLen:  base,
 		BaseHash: l.context.HashAt(base),
 		Delta:    l.context.Since(base),
+		StoreID:  l.storeID,
 	}
 	if base == 0 {
 		ref.SystemPrompt = l.context.SystemPrompt

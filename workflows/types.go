@@ -136,6 +136,9 @@ type Carry struct {
 	// HostQueue is the task queue of the host that holds the workspace:
 	// the next run's workspace tools stay there.
 	HostQueue string `json:"hostQueue,omitempty"`
+	// StoreID is the id of the content store the run's content is in
+	// (activities.ResolveRunOutput.StoreID), kept across continue-as-new.
+	StoreID string `json:"storeId,omitempty"`
 	// Updates are the IDs and answers of the latest Updates applied, so a
 	// repeat sent across the seam is applied once (updates.go).
 	Updates []UpdateRecord `json:"updates,omitempty"`

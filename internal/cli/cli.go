@@ -101,7 +101,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.Close()
-	st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+	st, err := store.Open(*storeSpec, store.Options{Keys: keys, Namespace: opts.Namespace})
 	if err != nil {
 		fmt.Fprintln(stderr, "starter: content store:", err)
 		return 1

@@ -35,6 +35,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	allowUnauth := fs.Bool("allow-unauthenticated", false, "serve without "+codec.EnvToken+" (anyone who reaches the server can decrypt)")
 	newKey := fs.String("new-key", "", "print a new random key with this id (id:base64) and exit")
 	storeSpec := fs.String("store", getenv(store.EnvStore), "the workers' content store, to show the content behind stubs (default $"+store.EnvStore+")")
+	namespace := fs.String("namespace", getenv("TEMPORAL_NAMESPACE"), "the namespace whose runs' stored content -store shows (default $TEMPORAL_NAMESPACE, else default): keys carry it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	var after []converter.PayloadCodec
 	if *storeSpec != "" {
-		st, err := store.Open(*storeSpec, store.Options{Keys: keys})
+		st, err := store.Open(*storeSpec, store.Options{Keys: keys, Namespace: *namespace})
 		if err != nil {
 			fmt.Fprintln(stderr, "codec-server:", err)
 			return 2

@@ -21,15 +21,16 @@ func main() {
 	olderThan := flag.Duration("older-than", 720*time.Hour, "keep scopes written to more recently than this")
 	dryRun := flag.Bool("dry-run", false, "print what would be deleted, delete nothing")
 	address := flag.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
-	namespace := flag.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
+	namespace := flag.String("namespace", "", "Temporal namespace whose content to sweep (default $TEMPORAL_NAMESPACE, else default); other namespaces' content is never touched")
+	legacy := flag.Bool("legacy", false, "also sweep the keys written before keys carried the namespace, asking this namespace about them: pass it only if no other namespace ever used the store")
 	flag.Parse()
-	if err := run(*spec, *olderThan, *dryRun, *address, *namespace); err != nil {
+	if err := run(*spec, *olderThan, *dryRun, *legacy, *address, *namespace); err != nil {
 		fmt.Fprintln(os.Stderr, "content-sweep:", err)
 		os.Exit(1)
 	}
 }
 
-func run(spec string, olderThan time.Duration, dryRun bool, address, namespace string) error {
+func run(spec string, olderThan time.Duration, dryRun, legacy bool, address, namespace string) error {
 	if spec == "" {
 		return errors.New("no store: give -store or set " + store.EnvStore)
 	}
@@ -43,7 +44,7 @@ func run(spec string, olderThan time.Duration, dryRun bool, address, namespace s
 		return fmt.Errorf("dial temporal: %w", err)
 	}
 	defer c.Close()
-	s, err := store.Open(spec, store.Options{Keys: keys, CacheBytes: -1})
+	s, err := store.Open(spec, store.Options{Keys: keys, CacheBytes: -1, Namespace: opts.Namespace, LegacyOwner: legacy})
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func run(spec string, olderThan time.Duration, dryRun bool, address, namespace s
 	for _, id := range st.Deleted {
 		fmt.Printf("%s %q\n", verb, id)
 	}
-	fmt.Printf("%s in namespace %s: %d scopes, %d %s, %d live, %d recent, %d unknown\n",
-		s.Name(), opts.Namespace, st.Scopes, len(st.Deleted), verb, st.Live, st.Recent, st.Unknown)
+	fmt.Printf("%s in namespace %s: %d scopes, %d %s, %d live, %d recent, %d unknown; %d of other namespaces (or legacy) left alone\n",
+		s.Name(), opts.Namespace, st.Scopes, len(st.Deleted), verb, st.Live, st.Recent, st.Unknown, st.Other)
 	return err
 }

@@ -1,0 +1,245 @@
+package workflows_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/store"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// bigOutput is a tool output well over store.InlineLimit: it travels as a
+// stub of the run that made it.
+var bigOutput = strings.Repeat("a line of a large tool output\n", 400)
+
+func bigTool() tools.FuncTool {
+	return tool("big", func(context.Context, tools.Call) (agent.ToolResult, error) {
+		return agent.TextResult(bigOutput), nil
+	})
+}
+
+// coldHarness is a harness over st whose worker caches nothing: every
+// model turn reads its context from the store, as a worker that never ran
+// the run before does, so a blob gone from the store cannot hide in a cache.
+func coldHarness(t *testing.T, st store.Blobs, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
+	h := newHarnessStore(t, testenv.Client(t), st, script, ts...)
+	h.stopWorker()
+	h.acts.NoContextCache = true
+	h.startWorker()
+	return h
+}
+
+// deleteRequest deletes every run of the workflow, as retention does.
+func deleteRequest(run client.WorkflowRun) *workflowservice.DeleteWorkflowExecutionRequest {
+	return &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace:         "default",
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: run.GetID()},
+	}
+}
+
+func updatePrompt(id, text string) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdatePrompt, Args: []any{workflows.PromptRequest{Text: text}},
+		WaitForStage: client.WorkflowUpdateStageAccepted,
+	}
+}
+
+// workflowGone is content-sweep's question: does the workflow exist?
+func workflowGone(h *harness) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, id string) (bool, error) {
+		_, err := h.c.DescribeWorkflow(ctx, id, "")
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+}
+
+// A session started from another run's result messages (pi's
+// continue-from-messages) copies that run's stored content into its own
+// scope. The other run is deleted and the sweep deletes its content; the
+// session goes on answering prompts with the content whole.
+func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
+	srv := s3server.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	st, err := store.Open(srv.Spec, store.Options{CacheBytes: -1})
+	require.NoError(t, err)
+	h := coldHarness(t, st, []llm.ScriptedResponse{
+		answer(text("reading it"), call("c1", "big")),
+		answer(text("read it")),
+		answer(text("first answer")),
+		answer(text("second answer")),
+	}, bigTool())
+	ctx := context.Background()
+
+	source := h.start(h.input("read the big file", "big"))
+	var res workflows.AgentLoopResult // as stored: stubs, not the content
+	require.NoError(t, source.Get(ctx, &res))
+	var stub *agent.BlobRef
+	for _, m := range res.Messages {
+		if m.Role == agent.RoleToolResult && len(m.Content) == 1 && m.Content[0].Blob != nil {
+			stub = m.Content[0].Blob
+		}
+	}
+	require.NotNil(t, stub, "the tool output travels as a stub")
+	require.Equal(t, source.GetID(), stub.Scope)
+
+	sess := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}, Messages: res.Messages})
+	h.waitState(sess, func(s workflows.RunState) bool { return s.Status == "idle" })
+	copied := *stub
+	copied.Scope = sess.GetID()
+	got, err := st.Get(ctx, copied)
+	require.NoError(t, err, "the session holds its own copy")
+	require.Contains(t, string(got), "a large tool output")
+
+	_, err = h.c.WorkflowService().DeleteWorkflowExecution(ctx, deleteRequest(source))
+	require.NoError(t, err)
+	gone := workflowGone(h)
+	require.Eventually(t, func() bool {
+		live, err := gone(ctx, source.GetID())
+		return err == nil && !live
+	}, settleTimeout, 100*time.Millisecond, "the source run is deleted")
+	swept, err := st.Sweep(ctx, 0, gone)
+	require.NoError(t, err)
+	require.Equal(t, []string{source.GetID()}, swept.Deleted)
+	_, err = st.Get(ctx, *stub)
+	require.ErrorIs(t, err, store.ErrMissing, "the source's content is gone")
+
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "what was in it?"}, nil))
+	h.waitRunEnd(sess, 1)
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "and again?"}, nil))
+	events := h.waitRunEnd(sess, 2)
+	end := events[len(events)-1]
+	require.Equal(t, []string{"user:and again?", "assistant:second answer"}, roles(end.Messages))
+	require.Equal(t, agent.StopReasonStop, end.Messages[1].StopReason)
+	for _, req := range h.requests[2:] {
+		require.Equal(t, bigOutput, req.Messages[2].Content[0].Text, "the model sees the output whole")
+	}
+}
+
+// A blob missing from the store anyway (deleted by hand) becomes a
+// placeholder in the model's context, and the session goes on to stop.
+func TestMissingBlobBecomesAPlaceholder(t *testing.T) {
+	root := t.TempDir()
+	st, err := store.Open(root, store.Options{CacheBytes: -1})
+	require.NoError(t, err)
+	h := coldHarness(t, st, []llm.ScriptedResponse{
+		answer(text("reading it"), call("c1", "big")),
+		answer(text("read it")),
+		answer(text("it is lost")),
+	}, bigTool())
+
+	sess := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}})
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "read the big file"}, nil))
+	h.waitRunEnd(sess, 1)
+
+	block, err := json.Marshal(agent.TextResult(bigOutput).Content[0])
+	require.NoError(t, err)
+	sum := sha256.Sum256(block)
+	sha := hex.EncodeToString(sum[:])
+	require.NoError(t, os.Remove(filepath.Join(root, store.KeyPrefix("", sess.GetID()), sha)))
+
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "and now?"}, nil))
+	events := h.waitRunEnd(sess, 2)
+	end := events[len(events)-1]
+	require.Equal(t, []string{"user:and now?", "assistant:it is lost"}, roles(end.Messages))
+	require.Equal(t, agent.StopReasonStop, end.Messages[1].StopReason)
+	req := h.requests[2]
+	require.Equal(t, "toolResult", req.Messages[2].Role)
+	require.Equal(t, []agent.Content{agent.Text("[content lost: sha256 " + sha + "]")}, req.Messages[2].Content)
+}
+
+// Two workers on one task queue with different stores: the run carries
+// its store's id, the worker of the other store refuses the model turn
+// with a retryable error naming both ids, and the turn completes once a
+// worker of the run's store takes it.
+func TestStoreMismatchIsRetriedElsewhere(t *testing.T) {
+	stA, err := store.Open(t.TempDir(), store.Options{})
+	require.NoError(t, err)
+	stB, err := store.Open(t.TempDir(), store.Options{})
+	require.NoError(t, err)
+	require.NoError(t, stA.LoadID(context.Background()))
+	require.NoError(t, stB.LoadID(context.Background()))
+	require.NotEqual(t, stA.ID(), stB.ID())
+	h := newHarnessStore(t, testenv.Client(t), stA, []llm.ScriptedResponse{
+		answer(text("first answer")),
+		answer(text("second answer")),
+	})
+	sess := h.startSession(workflows.SessionInput{})
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "one"}, nil))
+	h.waitRunEnd(sess, 1)
+	h.stopWorker()
+
+	// Worker B: the same model, another store.
+	models := llm.NewRegistry()
+	scripted := llm.NewScriptedProvider()
+	scripted.Add("script", llm.Script{})
+	models.Register("test", scripted)
+	actsB := activities.New(h.c, stB, models, tools.NewRegistry(), hooks.NewRegistry())
+	actsB.StoreID = stB.ID()
+	wB := worker.New(h.c, h.queue, workflows.WorkerOptions())
+	workflows.Register(wB, actsB)
+	require.NoError(t, wB.Start())
+	t.Cleanup(wB.Stop)
+
+	u, err := h.c.UpdateWorkflow(context.Background(), updatePrompt(sess.GetID(), "two"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		desc, err := h.c.DescribeWorkflow(context.Background(), sess.GetID(), "")
+		if err != nil {
+			return false
+		}
+		for _, p := range desc.RawResponse.GetPendingActivities() {
+			msg := p.GetLastFailure().GetMessage()
+			if strings.Contains(msg, "content store mismatch") && strings.Contains(msg, stA.ID()) && strings.Contains(msg, stB.ID()) {
+				return true
+			}
+		}
+		return false
+	}, settleTimeout, 100*time.Millisecond, "the model turn fails on worker B, retryable, naming both stores")
+	wB.Stop()
+	h.startWorker()
+	require.NoError(t, u.Get(context.Background(), nil))
+	events := h.waitRunEnd(sess, 2)
+	end := events[len(events)-1]
+	require.Equal(t, []string{"user:two", "assistant:second answer"}, roles(end.Messages))
+}
+
+// A prompt or steer holding a stub of another run's content is refused:
+// its content could not be copied before the validator answers.
+func TestUpdatesRefuseOtherRunsStubs(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{answer(text("ok"))})
+	sess := h.startSession(workflows.SessionInput{})
+	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
+		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
+	err := h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}, nil)
+	require.ErrorContains(t, err, `holds stored content of workflow "another-run"`)
+	err = h.sessionUpdate(sess, workflows.UpdateSteer, foreign, nil)
+	require.ErrorContains(t, err, `holds stored content of workflow "another-run"`)
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	h.waitRunEnd(sess, 1)
+}
