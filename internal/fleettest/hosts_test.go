@@ -225,7 +225,8 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 // ends with the "host ... is unavailable" error result after the run's
 // hostStartTimeout, the model sees it and calls again, the call runs on
 // host b (an unversioned host queue serving a pinned run's activity), and
-// the run ends with stop.
+// the run ends with stop. The deployment version holds the fleet's task
+// queue alone, not the hosts' queues.
 func TestToolCallOnAGoneHost(t *testing.T) {
 	m := newHostModel()
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
@@ -267,6 +268,20 @@ func TestToolCallOnAGoneHost(t *testing.T) {
 	require.Equal(t, execution{queue: workflows.HostQueue(f.Queue, "host-a")}, ex[0], "nobody took the call on host a")
 	require.Equal(t, workflows.HostQueue(f.Queue, "host-b"), ex[1].queue)
 	require.True(t, pidIn(ex[1].worker, b), "host b ran the call again: %s", ex[1].worker)
+
+	// The hosts' queues are not part of the deployment version the run is
+	// pinned to: only the fleet's task queue is.
+	h := f.Client.WorkerDeploymentClient().GetHandle(workflows.DeploymentName)
+	desc, err := h.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, desc.Info.RoutingConfig.CurrentVersion)
+	version, err := h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: desc.Info.RoutingConfig.CurrentVersion.BuildID})
+	require.NoError(t, err)
+	queues := map[string]bool{}
+	for _, q := range version.Info.TaskQueuesInfos {
+		queues[q.Name] = true
+	}
+	require.Equal(t, map[string]bool{f.Queue: true}, queues, "the version's task queues")
 }
 
 // (c) A host that makes up its id keeps it across restarts (the same host
