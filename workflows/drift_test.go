@@ -85,11 +85,11 @@ func waitPendingFailure(t *testing.T, c client.Client, workflowID, activityType,
 	t.Helper()
 	var msg string
 	require.Eventually(t, func() bool {
-		desc, err := c.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		desc, err := c.DescribeWorkflow(context.Background(), workflowID, "")
 		if err != nil {
 			return false
 		}
-		for _, p := range desc.GetPendingActivities() {
+		for _, p := range desc.RawResponse.GetPendingActivities() {
 			if p.GetActivityType().GetName() == activityType && strings.Contains(p.GetLastFailure().GetMessage(), want) {
 				msg = p.GetLastFailure().GetMessage()
 				return true
@@ -235,8 +235,8 @@ func TestConfigDriftSessionGoesOnAfterContinueAsNew(t *testing.T) {
 	// The session continues as new after the turn; its second workflow run
 	// resolves on the good worker.
 	require.Eventually(t, func() bool {
-		desc, err := c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
-		if err != nil || desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() == run.GetRunID() {
+		desc, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
+		if err != nil || desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId() == run.GetRunID() {
 			return false
 		}
 		h, err := testenv.History(context.Background(), c, run.GetID(), "")
@@ -270,9 +270,9 @@ func TestConfigDriftSessionGoesOnAfterContinueAsNew(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"one", "two", "three"}, answers)
-	desc, err := c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+	desc, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
-	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.RawResponse.GetWorkflowExecutionInfo().GetStatus())
 	n := scheduled(t, c, run.GetID(), "")
 	require.Equal(t, 1, n["ResolveRun"], "the latest run's resolve moved: %v", n)
 	t.Logf("prompts 2 and 3 in %v", time.Since(start).Round(time.Millisecond))

@@ -72,9 +72,9 @@ func TestConfigDriftSessionsOnTwoHostsOneWithoutKey(t *testing.T) {
 	// nor any workflow task.
 	var runs, moved, drifted int
 	for _, id := range ids {
-		desc, err := f.Client.DescribeWorkflowExecution(context.Background(), id, "")
+		desc, err := f.Client.DescribeWorkflow(context.Background(), id, "")
 		require.NoError(t, err)
-		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus(), id)
+		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.RawResponse.GetWorkflowExecutionInfo().GetStatus(), id)
 		c := chainOf(t, f.Client, id)
 		runs += c.runs
 		moved += c.movedResolves
@@ -152,11 +152,11 @@ func runSession(c client.Client, queue, workspace, id string, n int) (int, error
 
 // closed says how a session's latest run closed, if it did.
 func closed(c client.Client, id string) string {
-	desc, err := c.DescribeWorkflowExecution(context.Background(), id, "")
-	if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	desc, err := c.DescribeWorkflow(context.Background(), id, "")
+	if err != nil || desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return ""
 	}
-	info := desc.GetWorkflowExecutionInfo()
+	info := desc.RawResponse.GetWorkflowExecutionInfo()
 	h := c.GetWorkflowHistory(context.Background(), id, info.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	if h.HasNext() {
 		if e, err := h.Next(); err == nil {
@@ -179,9 +179,9 @@ func chainOf(t *testing.T, c client.Client, id string) chain {
 	t.Helper()
 	var ch chain
 	runID := ""
-	desc, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := c.DescribeWorkflow(context.Background(), id, "")
 	require.NoError(t, err)
-	first := desc.GetWorkflowExecutionInfo().GetFirstRunId()
+	first := desc.RawResponse.GetWorkflowExecutionInfo().GetFirstRunId()
 	for runID = first; runID != ""; {
 		ch.runs++
 		iter := c.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
