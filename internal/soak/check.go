@@ -38,6 +38,7 @@ type Report struct {
 	Kills          map[string]int
 	WorkerStarts   int
 	ServerRestarts int
+	HostLosses     int
 	Chaos          []string
 	// From the histories: workflow task failures by cause, workflow task
 	// timeouts, activity timeouts by activity type.
@@ -65,6 +66,7 @@ func (s *soak) check(ctx context.Context, drivers []*sessionDriver) *Report {
 		r.Kills[sig.String()] = n
 	}
 	r.ServerRestarts = s.servers
+	r.HostLosses = s.losses
 	for _, e := range s.events {
 		r.Chaos = append(r.Chaos, fmt.Sprintf("%6.1fs %s", e.at.Seconds(), e.what))
 	}
@@ -319,12 +321,13 @@ func (r *Report) Print(w io.Writer) {
 	p := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "%-26s %s\n", name, fmt.Sprintf(format, args...))
 	}
-	p("soak", "%d sessions x %d prompts on %d worker processes, %v of chaos (worker killed every %v-%v), %d server restarts",
-		r.Sessions, r.Prompts, r.Workers, r.Duration, r.KillMin, r.KillMax, r.ServerRestarts)
+	p("soak", "%d sessions x %d prompts on %d worker processes (%d without the provider's key), %v of chaos (worker killed every %v-%v), %d server restarts, %d hosts lost",
+		r.Sessions, r.Prompts, r.processes(), r.DriftWorkers, r.Duration, r.KillMin, r.KillMax, r.ServerRestarts, r.HostLosses)
 	p("prompts answered", "%d of %d", r.Answered, r.Expected)
 	p("workflow runs", "%d (the sessions' chains, continue-as-new after %d turns)", r.Runs, r.ContinueAsNewAfterTurns)
 	p("worker kills", "%d SIGKILL, %d SIGTERM; %d worker starts", r.Kills[syscall.SIGKILL.String()], r.Kills[syscall.SIGTERM.String()], r.WorkerStarts)
 	p("server restarts", "%d", r.ServerRestarts)
+	p("hosts lost for good", "%d (a new host id each; tools wait %v on a lost host's queue)", r.HostLosses, r.HostStartTimeout)
 	p("bash calls", "%d: %d ran once, %d ran once and were reported failed, %d did not run and were reported", r.BashCalls, r.Once, r.RanReportedFailed, r.NotRunReported)
 	texts := make([]string, 0, len(r.InterruptedTexts))
 	for t, n := range r.InterruptedTexts {

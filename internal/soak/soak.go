@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +36,19 @@ type Options struct {
 	ContinueAsNewAfterTurns int
 	// ChunkDelay is the model's delay between streamed chunks.
 	ChunkDelay time.Duration
+	// HostLosses replaces a random worker this many times, evenly spread:
+	// SIGKILL for good, and a new host with a new host id and an empty tool
+	// journal in its place (a pod rescheduled). Runs whose tools were on
+	// the lost host must move to a live one.
+	HostLosses int
+	// DriftWorkers are worker processes beside Workers that lack the
+	// provider's environment (a pod started without its secret): the
+	// stages they take must move to a worker that has it.
+	DriftWorkers int
+	// HostStartTimeout is the workers' -host-start-timeout: how long a tool
+	// call waits on a lost host's queue before the model is told the host
+	// is unavailable.
+	HostStartTimeout time.Duration
 	// WorkerArgs are extra flags for every worker (-sandbox=none where no
 	// sandbox works).
 	WorkerArgs []string
@@ -45,12 +59,17 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Defaults are the soak: 3 workers, 100 sessions of 20 prompts, a
-// worker killed every 5-15 s, the server restarted twice.
+// Defaults are the soak: 3 workers and one without the provider's
+// key, 100 sessions of 20 prompts, a worker killed every 5-15 s, the server
+// restarted twice, a host lost for good twice.
 func Defaults(d time.Duration) Options {
 	return Options{Duration: d, Sessions: 100, Prompts: 20, Workers: 3, KillMin: 5 * time.Second, KillMax: 15 * time.Second,
-		ServerRestarts: 2, Drain: 10 * time.Minute, ContinueAsNewAfterTurns: 8, ChunkDelay: 80 * time.Millisecond}
+		ServerRestarts: 2, HostLosses: 2, DriftWorkers: 1, HostStartTimeout: 30 * time.Second,
+		Drain: 10 * time.Minute, ContinueAsNewAfterTurns: 8, ChunkDelay: 80 * time.Millisecond}
 }
+
+// processes is how many worker processes run at a time.
+func (o Options) processes() int { return o.Workers + o.DriftWorkers }
 
 // chaosEvent is one thing the driver did.
 type chaosEvent struct {
@@ -72,6 +91,7 @@ type soak struct {
 	events  []chaosEvent
 	kills   map[syscall.Signal]int
 	servers int
+	losses  int
 	// setupTook is how long the stack, the worker build and the workers
 	// took to start.
 	setupTook time.Duration
@@ -188,14 +208,18 @@ func (s *soak) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	args := s.o.WorkerArgs
+	if s.o.HostStartTimeout > 0 {
+		args = append(slices.Clone(args), "-host-start-timeout", s.o.HostStartTimeout.String())
+	}
 	s.fleet = &fleet{bin: bin, address: s.stk.Server.Address, queue: s.queue, dir: s.dir,
-		store: filepath.Join(s.dir, "store"), modelURL: s.model.URL, args: s.o.WorkerArgs}
-	for i := 0; i < s.o.Workers; i++ {
+		store: filepath.Join(s.dir, "store"), modelURL: s.model.URL, args: args, drift: s.o.DriftWorkers}
+	for i := 0; i < s.o.processes(); i++ {
 		if err := s.fleet.start(i); err != nil {
 			return err
 		}
 	}
-	s.logf("%d workers started on task queue %s", s.o.Workers, s.queue)
+	s.logf("%d workers started on task queue %s, %d of them without the provider's environment", s.o.processes(), s.queue, s.o.DriftWorkers)
 	return nil
 }
 
@@ -216,18 +240,25 @@ func (s *soak) tearDown() {
 
 // chaos kills a random worker every KillMin-KillMax, with SIGKILL or
 // SIGTERM at random, and starts it again; it restarts the server
-// ServerRestarts times, evenly spread over Duration.
+// ServerRestarts times and replaces a host for good HostLosses times, each
+// evenly spread over Duration (host losses half a step after).
 func (s *soak) chaos(ctx context.Context) {
 	end := s.began.Add(s.o.Duration)
-	var restarts []time.Time
-	for i := 1; i <= s.o.ServerRestarts; i++ {
-		restarts = append(restarts, s.began.Add(s.o.Duration*time.Duration(i)/time.Duration(s.o.ServerRestarts+1)))
+	spread := func(n int, offset float64) []time.Time {
+		var at []time.Time
+		for i := 1; i <= n; i++ {
+			at = append(at, s.began.Add(time.Duration((float64(i)-offset)*float64(s.o.Duration)/float64(n+1))))
+		}
+		return at
 	}
+	restarts, losses := spread(s.o.ServerRestarts, 0), spread(s.o.HostLosses, 0.5)
 	nextKill := time.Now().Add(s.pause())
 	for {
 		next := nextKill
-		if len(restarts) > 0 && restarts[0].Before(next) {
-			next = restarts[0]
+		for _, q := range [][]time.Time{restarts, losses} {
+			if len(q) > 0 && q[0].Before(next) {
+				next = q[0]
+			}
 		}
 		if next.After(end) {
 			return
@@ -237,14 +268,33 @@ func (s *soak) chaos(ctx context.Context) {
 			return
 		case <-time.After(time.Until(next)):
 		}
-		if len(restarts) > 0 && !restarts[0].After(time.Now()) {
+		switch {
+		case len(restarts) > 0 && !restarts[0].After(time.Now()):
 			restarts = restarts[1:]
 			s.restartServer(ctx)
-			continue
+		case len(losses) > 0 && !losses[0].After(time.Now()):
+			losses = losses[1:]
+			s.loseHost()
+		default:
+			s.killWorker()
+			nextKill = time.Now().Add(s.pause())
 		}
-		s.killWorker()
-		nextKill = time.Now().Add(s.pause())
 	}
+}
+
+// loseHost replaces a random worker that has the provider by a new host,
+// for good.
+func (s *soak) loseHost() {
+	i := s.o.DriftWorkers + rand.IntN(s.o.Workers)
+	old, next, err := s.fleet.replace(i)
+	s.mu.Lock()
+	s.losses++
+	s.mu.Unlock()
+	if err != nil {
+		s.record(fmt.Sprintf("host %s lost for good; its replacement %s did not start: %v", old, next, err))
+		return
+	}
+	s.record(fmt.Sprintf("host %s (worker %d) lost for good (SIGKILL); a new host %s started in its place", old, i, next))
 }
 
 func (s *soak) pause() time.Duration {
@@ -253,7 +303,7 @@ func (s *soak) pause() time.Duration {
 
 // killWorker kills a random worker and starts it again.
 func (s *soak) killWorker() {
-	i := rand.IntN(s.o.Workers)
+	i := rand.IntN(s.o.processes())
 	sig := syscall.SIGKILL
 	if rand.IntN(2) == 0 {
 		sig = syscall.SIGTERM

@@ -11,8 +11,9 @@ import (
 )
 
 // The soak of the issue, 3 minutes of chaos instead of 10 (`go run ./bench
-// soak` runs the long one): 3 worker processes, 100 sessions, a worker
-// killed every 5-15 s, the server restarted twice; every invariant holds.
+// soak` runs the long one): 3 worker processes and one without the
+// provider's key, 100 sessions, a worker killed every 5-15 s, the server
+// restarted twice, a host lost for good twice; every invariant holds.
 // The sessions have 6 prompts, not 20: 2,000 prompts in 3 minutes are more
 // than two cores serve (they took 8 minutes), 600 are what the 10-minute
 // soak asks a second. It saturates the machine, so it runs alone and only
