@@ -32,8 +32,12 @@ const (
 	hostStartChange = "host-start-timeout"
 	// hostCheckChange guards the run-start host check.
 	hostCheckChange = "host-check-at-run-start"
-	// DefaultHostStartTimeout is the worker's default -host-start-timeout.
-	DefaultHostStartTimeout = 2 * time.Minute
+	// DefaultHostStartTimeout is the worker's default -host-start-timeout:
+	// long enough for a host that restarts in place (a deploy, a crash)
+	// to come back, short enough that a prompt whose host died just before
+	// it (a dead host looks live for up to HostPollWindow) is still
+	// answered within 2 minutes.
+	DefaultHostStartTimeout = 90 * time.Second
 )
 
 // hostStartOn says whether this history bounds host-queue calls.

@@ -175,8 +175,9 @@ func pidIn(identity string, h *fleettest.Host) bool {
 // answered within 2 minutes, its tool run by host b: the run-start check
 // finds nobody polling a's queue, or (a dead host looks live for up to
 // HostPollWindow after its last poll) the call waits out the session's
-// hostStartTimeout, the model sees "host-a is unavailable", calls again,
-// and the run's host is now b.
+// hostStartTimeout (the default), the model sees "host-a is unavailable",
+// calls again, and the run's host is now b. How long it took is logged,
+// not asserted: the default's 90 s plus a few model turns, about 95 s idle.
 func TestSessionOutlivesItsHost(t *testing.T) {
 	m := newHostModel()
 	close(m.gate)
@@ -185,8 +186,7 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 	f.WaitCurrent(time.Minute)
 	id := "session-a"
 	cfg := config(f)
-	cfg.HostStartTimeout = "30s"
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, workflows.SessionInput{LoopConfig: cfg},
 		&workflows.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
@@ -202,7 +202,7 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 	b := f.AddHost("host-b", nil)
 	a.Kill()
 	killed := time.Now()
-	events := prompt(t, f, id, "Run: echo two", 2*time.Minute)
+	events := prompt(t, f, id, "Run: echo two", 4*time.Minute)
 	took := time.Since(killed)
 	ends = toolEnds(events)
 	last := ends[len(ends)-1]
@@ -214,7 +214,7 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 	require.True(t, pidIn(lastEx.worker, b), "host b ran the tool: %s", lastEx.worker)
 	path := "the run-start check replaced host a"
 	if len(ends) > 1 {
-		path = "the call on host a waited out hostStartTimeout 30s: " + resultText(ends[0])
+		path = "the call on host a waited out the default hostStartTimeout: " + resultText(ends[0])
 	}
 	t.Logf("host a killed; the next prompt was answered by host b %v later (%s)", took.Round(100*time.Millisecond), path)
 	fmt.Printf("fleettest: session's next prompt answered %v after its host was killed for good (%s)\n", took.Round(100*time.Millisecond), path)
