@@ -41,19 +41,21 @@ const bigSize = 900 << 10
 // large user messages one request held, the length of every tool result
 // each request held, and whether any message read "[content lost".
 type rowModel struct {
-	mu       sync.Mutex
-	called   chan struct{} // closed when the first bash call was answered
-	callOnce sync.Once
-	maxBig   int
-	bigSizes []int
-	toolLens [][]int
-	lost     int
+	mu         sync.Mutex
+	called     chan struct{} // closed when the first bash call was answered
+	callOnce   sync.Once
+	maxBig     int
+	bigSizes   []int
+	bigLetters []string
+	toolLens   [][]int
+	lost       int
 }
 
 func newRowModel() *rowModel { return &rowModel{called: make(chan struct{})} }
 
 func (m *rowModel) decide(req *fleettest.Request) (fleettest.Answer, error) {
 	var big, lens []int
+	var letters []string
 	lost := 0
 	for _, msg := range req.Messages {
 		text := msg.Text()
@@ -63,13 +65,14 @@ func (m *rowModel) decide(req *fleettest.Request) (fleettest.Answer, error) {
 		switch {
 		case msg.Role == "user" && len(text) >= bigSize:
 			big = append(big, len(text))
+			letters = append(letters, text[:1])
 		case msg.Role == "tool":
 			lens = append(lens, len(text))
 		}
 	}
 	m.mu.Lock()
 	if len(big) > m.maxBig {
-		m.maxBig, m.bigSizes = len(big), big
+		m.maxBig, m.bigSizes, m.bigLetters = len(big), big, letters
 	}
 	m.toolLens = append(m.toolLens, lens)
 	m.lost += lost
@@ -229,8 +232,7 @@ func TestRowTwoHostsWithTheirOwnStores(t *testing.T) {
 func TestRowSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 	m := newRowModel()
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
-	f.AddHost("host-a", nil)
-	f.AddHost("host-b", nil)
+	hosts := []*fleettest.Host{f.AddHost("host-a", nil), f.AddHost("host-b", nil)}
 	f.WaitCurrent(time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -296,6 +298,13 @@ func TestRowSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 	_, err = st.Get(ctx, *stub)
 	require.ErrorIs(t, err, store.ErrMissing, "the source's content is gone")
 
+	// Both hosts restart, so no worker's context or blob cache holds the
+	// content: the later prompts read it from the store.
+	for _, h := range hosts {
+		h.Stop(syscall.SIGTERM, 30*time.Second)
+		require.NoError(t, h.Start())
+		f.WaitPolled(workflows.HostQueue(f.Queue, h.ID), h, time.Minute)
+	}
 	m.mu.Lock()
 	before := len(m.toolLens)
 	m.mu.Unlock()
@@ -364,10 +373,12 @@ func TestRowThreeLargeSteers(t *testing.T) {
 	require.NoError(t, err)
 	info := desc.GetWorkflowExecutionInfo()
 	m.mu.Lock()
-	maxBig, sizes := m.maxBig, m.bigSizes
+	maxBig, sizes, letters := m.maxBig, m.bigSizes, m.bigLetters
 	m.mu.Unlock()
 	t.Logf("the model received %d large user messages in one request (%v bytes); session %s, history %d events, %d bytes",
 		maxBig, sizes, info.GetStatus(), info.GetHistoryLength(), info.GetHistorySizeBytes())
 	require.Equal(t, 3, maxBig, "the model receives all three steers")
+	require.Equal(t, []int{bigSize, bigSize, bigSize}, sizes, "whole")
+	require.Equal(t, []string{"a", "b", "c"}, letters, "in the order sent")
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, info.GetStatus())
 }
