@@ -12,5 +12,7 @@
 // stopped, killed for good with SIGKILL), fleet.go the test harness that
 // puts them together. The chaos soak (internal/soak) runs its workers and
 // model with the same pieces. hosts_test.go holds the tests of host
-// affinity across hosts that come and go.
+// affinity across hosts that come and go, drift_test.go config drift,
+// rows_test.go three more rows of issue 26: hosts with different stores,
+// the sweep of a session's source run, and three 900 KB steers.
 package fleettest
