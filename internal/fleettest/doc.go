@@ -14,5 +14,10 @@
 // model with the same pieces. hosts_test.go holds the tests of host
 // affinity across hosts that come and go, drift_test.go config drift,
 // rows_test.go three more rows of issue 26: hosts with different stores,
-// the sweep of a session's source run, and three 900 KB steers.
+// the sweep of a session's source run, and three 900 KB steers. Each test
+// starts a fleet of its own (server, store, model, hosts), so they run in
+// parallel: they mostly wait (a host's 90 s start timeout, a host's queue
+// falling silent), and one after another they were the longest package of
+// scripts/test. The sweep row alone runs serially: it sets the store's
+// credentials in the environment.
 package fleettest

@@ -25,6 +25,7 @@ import (
 // the bad host failed for good (6 of 6, 0 of 18 answered); now every
 // stage the bad host cannot serve moves to the good one.
 func TestConfigDriftSessionsOnTwoHostsOneWithoutKey(t *testing.T) {
+	t.Parallel()
 	const sessions, prompts = 6, 3
 	f := Start(t, Options{Decide: func(r *Request) (Answer, error) {
 		return Answer{Text: "answer to " + r.LastUser()}, nil

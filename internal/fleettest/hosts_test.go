@@ -179,6 +179,7 @@ func pidIn(identity string, h *fleettest.Host) bool {
 // calls again, and the run's host is now b. How long it took is logged,
 // not asserted: the default's 90 s plus a few model turns, about 95 s idle.
 func TestSessionOutlivesItsHost(t *testing.T) {
+	t.Parallel()
 	m := newHostModel()
 	close(m.gate)
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
@@ -228,6 +229,7 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 // the run ends with stop. The deployment version holds the fleet's task
 // queue alone, not the hosts' queues.
 func TestToolCallOnAGoneHost(t *testing.T) {
+	t.Parallel()
 	m := newHostModel()
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
 	a := f.AddHost("host-a", nil)
@@ -288,6 +290,7 @@ func TestToolCallOnAGoneHost(t *testing.T) {
 // queue, polled again), another host's is its own, and a given id
 // ($AGENTLOOP_HOST_ID) names the queue.
 func TestHostIDSurvivesRestarts(t *testing.T) {
+	t.Parallel()
 	m := newHostModel()
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
 	idOf := func(h *fleettest.Host) string {
@@ -343,6 +346,7 @@ func startLines(h *fleettest.Host, s string) int {
 // next prompt moves the session to host b before its first tool call, so
 // no call waits on a's queue at all.
 func TestRunStartMovesOffASilentHost(t *testing.T) {
+	t.Parallel()
 	m := newHostModel()
 	close(m.gate)
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})

@@ -158,6 +158,7 @@ func countType(counts map[string]int, typ string) int {
 // missing and the turn failed ContentMissing). Once a is back, the turn
 // and every later prompt are answered, none with lost content.
 func TestRowTwoHostsWithTheirOwnStores(t *testing.T) {
+	t.Parallel()
 	m := newRowModel()
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
 	dirA, dirB := t.TempDir(), t.TempDir()
@@ -331,6 +332,7 @@ func TestRowSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 // the server's size limit and the server terminated the session; now the
 // session goes on and the model receives all three.
 func TestRowThreeLargeSteers(t *testing.T) {
+	t.Parallel()
 	m := newRowModel()
 	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
 	f.AddHost("host-a", nil)
