@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +29,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
+	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -143,15 +147,29 @@ func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 
 // A blob missing from the store anyway (deleted by hand) becomes a
 // placeholder in the model's context, and the session goes on to stop.
+// The worker counts it in agentloop_content_lost_total, read here from
+// its Prometheus endpoint as an operator's alert would.
 func TestMissingBlobBecomesAPlaceholder(t *testing.T) {
 	root := t.TempDir()
 	st, err := store.Open(root, store.Options{CacheBytes: -1})
 	require.NoError(t, err)
-	h := coldHarness(t, st, []llm.ScriptedResponse{
+	tel, err := telemetry.Setup(context.Background(), telemetry.Options{ServiceName: "agentloop-test", MetricsAddr: "127.0.0.1:0",
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	var opts client.Options
+	tel.Apply(&opts)
+	c, err := client.NewClientFromExisting(testenv.Client(t), opts)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	h := newHarnessStore(t, c, st, []llm.ScriptedResponse{
 		answer(text("reading it"), call("c1", "big")),
 		answer(text("read it")),
 		answer(text("it is lost")),
 	}, bigTool())
+	h.stopWorker()
+	h.acts.NoContextCache = true // as coldHarness: the context comes from the store
+	h.startWorker()
 
 	sess := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}})
 	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "read the big file"}, nil))
@@ -171,6 +189,27 @@ func TestMissingBlobBecomesAPlaceholder(t *testing.T) {
 	req := h.requests[2]
 	require.Equal(t, "toolResult", req.Messages[2].Role)
 	require.Equal(t, []agent.Content{agent.Text("[content lost: sha256 " + sha + "]")}, req.Messages[2].Content)
+	require.GreaterOrEqual(t, contentLost(t, tel.MetricsURL), 1.0, "the lost blob is counted")
+}
+
+// contentLost sums agentloop_content_lost_total over its series.
+func contentLost(t *testing.T, url string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	sum := 0.0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "agentloop_content_lost_total") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		require.NoError(t, err, line)
+		sum += v
+	}
+	return sum
 }
 
 // Two workers on one task queue with different stores: the run carries
