@@ -120,6 +120,26 @@ func ownStubs(own string, refs []agent.BlobRef, ms []agent.Message) []agent.Mess
 	return out
 }
 
+// foreignSignalChange guards dropping Signals that hold stubs of another
+// scope: histories before it queued them, or started a run with them.
+const foreignSignalChange = "drop-foreign-signal"
+
+// dropsForeign drops a Signal whose messages hold stubs of another scope,
+// with a note, as checkOwnStubs refuses such Updates: a Signal cannot be
+// refused, and the content it names is lost once its run is swept.
+func (l *loop) dropsForeign(ctx workflow.Context, channel string, ms []agent.Message) bool {
+	err := checkOwnStubs(ctx, ms)
+	if err == nil || workflow.GetVersion(ctx, foreignSignalChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return false
+	}
+	n := 0
+	for _, m := range ms {
+		n += contentBytes(m.Content)
+	}
+	l.dropSignal(channel, n, "stored content of another run", err)
+	return true
+}
+
 // checkOwnStubs refuses messages holding stubs of another scope: a message
 // sent to a running workflow cannot have its content copied before the
 // validator answers, and content of another run would be lost when that

@@ -282,3 +282,48 @@ func TestUpdatesRefuseOtherRunsStubs(t *testing.T) {
 	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
 	h.waitRunEnd(sess, 1)
 }
+
+// A Signal cannot be refused, so one holding a stub of another run's
+// content is dropped with a note, as the Updates are refused: taken as it
+// is, its content would be lost once that run is deleted and swept. Idle,
+// a prompt Signal would start a run with it; busy, it and a steer Signal
+// would wait in the queues.
+func TestSignalsDropOtherRunsStubs(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{answer(text("ok")), answer(text("ok again"))})
+	sess := h.startSession(workflows.SessionInput{})
+	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
+		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
+	ctx := context.Background()
+	require.NoError(t, h.c.SignalWorkflow(ctx, sess.GetID(), "", workflows.SignalPrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}))
+	st := h.waitState(sess, func(s workflows.RunState) bool { return len(s.Dropped) == 1 })
+	require.Equal(t, workflows.SignalPrompt, st.Dropped[0].Signal)
+	require.Contains(t, st.Dropped[0].Reason, `holds stored content of workflow "another-run"`)
+
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	h.waitRunEnd(sess, 1)
+	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil))
+	events := h.waitRunEnd(sess, 2)
+	require.Equal(t, []string{"user:again", "assistant:ok again"}, roles(events[len(events)-1].Messages), "nothing of the dropped prompt ran")
+	require.Len(t, h.requests, 2, "two model turns: the dropped prompt started none")
+}
+
+// Busy, a prompt Signal and a steer Signal holding another run's stubs are
+// dropped too, and the run ends with what it was given.
+func TestSignalsDropOtherRunsStubsWhileBusy(t *testing.T) {
+	h, run, release := inputsSession(t, workflows.SessionInput{}, answer(text("done")))
+	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
+		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("cd", 32), Size: 3000, Scope: "another-run"})}}
+	ctx := context.Background()
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalSteer, foreign))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalPrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}))
+	st := h.waitState(run, func(s workflows.RunState) bool { return len(s.Dropped) == 2 })
+	require.Equal(t, []string{workflows.SignalSteer, workflows.SignalPrompt}, []string{st.Dropped[0].Signal, st.Dropped[1].Signal})
+	for _, d := range st.Dropped {
+		require.Contains(t, d.Reason, `holds stored content of workflow "another-run"`)
+	}
+	require.Empty(t, st.Steering)
+	require.Empty(t, st.FollowUps)
+	release()
+	inputsRunEnds(t, h, run, 1)
+	require.Equal(t, []string{"go"}, inputsUserTexts(h, 1), "the model never saw the dropped messages")
+}

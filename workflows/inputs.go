@@ -231,6 +231,9 @@ func (l *loop) queueSignalled(channel string, q *queue, m agent.Message, prompt 
 			return
 		}
 	}
+	if l.dropsForeign(l.baseCtx, channel, []agent.Message{m}) {
+		return
+	}
 	if err := l.checkRoom(l.inlineBytes(m)); err != nil && l.capsQueues(l.baseCtx) {
 		l.dropSignal(channel, contentBytes(m.Content), "queues full", err)
 		return

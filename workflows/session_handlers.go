@@ -29,6 +29,9 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			s.dropSignal(SignalPrompt, len(r.Text), "invalid prompt", err)
 			return
 		}
+		if s.dropsForeign(ctx, SignalPrompt, msgs) {
+			return
+		}
 		if s.busy() {
 			// A Signal cannot be refused: rather than lose the prompt,
 			// it waits as a follow-up, which is what pi advises.
