@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -54,10 +56,7 @@ func TestDeployChangedMessageJSON(t *testing.T) {
 	dir := t.TempDir()
 	root := moduleRoot(t)
 	bin1 := buildWorker(t, root, filepath.Join(dir, "worker-1"))
-	src2 := filepath.Join(dir, "src-2")
-	copyModule(t, root, src2)
-	addMessageField(t, src2)
-	bin2 := buildWorker(t, src2, filepath.Join(dir, "worker-2"))
+	bin2 := buildSecondWorker(t, root, filepath.Join(dir, "worker-2"))
 
 	s3 := s3server.Start(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", s3.AccessKey)
@@ -280,7 +279,27 @@ func buildWorker(t *testing.T, src, bin string) string {
 	return bin
 }
 
-// copyModule copies the module's files (not its git metadata) to dst.
+// buildSecondWorker builds the deploy's second build: a copy of the module
+// with a field added to agent.Message. The copy lives at a path fixed for
+// this module (the build cache keys a package's compile by its directory),
+// so a warm run compiles nothing again; a lock keeps concurrent runs of
+// the test from rewriting it under each other's build.
+func buildSecondWorker(t *testing.T, root, bin string) string {
+	sum := sha256.Sum256([]byte(root))
+	src := filepath.Join(os.TempDir(), "agentloop-deploy-json-"+hex.EncodeToString(sum[:6]))
+	lock, err := os.OpenFile(src+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	require.NoError(t, err)
+	defer lock.Close()
+	require.NoError(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_EX))
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	require.NoError(t, os.RemoveAll(src))
+	copyModule(t, root, src)
+	addMessageField(t, src)
+	return buildWorker(t, src, bin)
+}
+
+// copyModule copies the module's files (not its git metadata, npm packages
+// or demo state) to dst.
 func copyModule(t *testing.T, src, dst string) {
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -290,7 +309,7 @@ func copyModule(t *testing.T, src, dst string) {
 		if err != nil {
 			return err
 		}
-		if d.Name() == ".git" || d.Name() == ".demo" {
+		if d.Name() == ".git" || d.Name() == ".demo" || d.Name() == "node_modules" {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
