@@ -145,9 +145,8 @@ func buildWorker(t *testing.T, dir string) string {
 			return workerBin
 		}
 	}
-	bin := filepath.Join(dir, "worker")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/durable-agents/agentloop/worker").CombinedOutput()
-	require.NoError(t, err, "go build ./worker: %s", out)
+	bin, err := testenv.WorkerBin(dir)
+	require.NoError(t, err)
 	workerBin = bin
 	return workerBin
 }

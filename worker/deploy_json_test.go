@@ -24,6 +24,7 @@ import (
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/fakeprovider"
 	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/workflows"
@@ -55,7 +56,8 @@ func TestDeployChangedMessageJSON(t *testing.T) {
 	}
 	dir := t.TempDir()
 	root := moduleRoot(t)
-	bin1 := buildWorker(t, root, filepath.Join(dir, "worker-1"))
+	bin1, err := testenv.WorkerBin(dir)
+	require.NoError(t, err)
 	bin2 := buildSecondWorker(t, root, filepath.Join(dir, "worker-2"))
 
 	s3 := s3server.Start(t)

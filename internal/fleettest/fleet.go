@@ -16,6 +16,7 @@ import (
 
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -62,9 +63,7 @@ func worker(t testing.TB) string {
 		if buildDir, buildErr = os.MkdirTemp("", "fleettest-bin-"); buildErr != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		builtBin, buildErr = BuildWorker(ctx, buildDir)
+		builtBin, buildErr = testenv.WorkerBin(buildDir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
