@@ -19,10 +19,12 @@ import (
 // id differs refuses to read or write the run's content, so it goes to a
 // worker that has the run's store instead of failing as ContentMissing.
 //
-// Two workers loading the id of a new, empty store at the same instant may
-// each write one; both read back what is there after their own write, so
-// they agree unless the writes interleave with the reads: a fleet's first
-// start should start one worker first, as docs/operations.md says.
+// Two workers loading the id of a new, empty store at the same instant
+// agree: the id is created only where none is (link(2) in a directory,
+// If-None-Match: * on S3), and each reads back the one that won. An S3
+// server without conditional writes gets a plain put, read back, and two
+// workers starting at the same instant may then each see their own id
+// once: docs/operations.md says to start a fleet's first worker first.
 const idKey = ",store/id"
 
 // ID is the store id, "" until LoadID read it.
@@ -34,7 +36,7 @@ func (s *Store) LoadID(ctx context.Context) error {
 	if errors.Is(err, ErrMissing) {
 		b := make([]byte, 16)
 		_, _ = rand.Read(b)
-		if err := s.backend.Put(ctx, idKey, []byte(hex.EncodeToString(b))); err != nil {
+		if err := s.createID(ctx, []byte(hex.EncodeToString(b))); err != nil {
 			return fmt.Errorf("content store %s: write the store id: %w", s.backend.Name(), err)
 		}
 		id, err = s.backend.Get(ctx, idKey)
@@ -44,4 +46,18 @@ func (s *Store) LoadID(ctx context.Context) error {
 	}
 	s.id = strings.TrimSpace(string(id))
 	return nil
+}
+
+// createID writes a new store id unless one is there already.
+func (s *Store) createID(ctx context.Context, id []byte) error {
+	if c, ok := s.backend.(creator); ok {
+		err := c.Create(ctx, idKey, id)
+		if err == nil || errors.Is(err, errExists) {
+			return nil
+		}
+		if !errors.Is(err, errNoConditionalPut) {
+			return err
+		}
+	}
+	return s.backend.Put(ctx, idKey, id)
 }

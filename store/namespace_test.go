@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,4 +106,47 @@ func TestKeyPrefixes(t *testing.T) {
 	long := KeyPrefix("ns", string(make([]byte, 300)))
 	require.LessOrEqual(t, len(long), maxPrefix)
 	require.True(t, isLongPrefix(long))
+}
+
+// Workers opening a new, empty store at the same instant agree on its id:
+// it is created only where none is, on a directory and on S3.
+func TestStoreIDOnSimultaneousFirstOpens(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := s3server.Start(t)
+	for _, tc := range []struct {
+		name string
+		open func() *Store
+	}{
+		{"dir", func() func() *Store {
+			root := t.TempDir()
+			return func() *Store { return dirStore(t, root, Options{}) }
+		}()},
+		{"s3", func() *Store { return s3Open(t, srv, Options{CacheBytes: -1}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stores := make([]*Store, 16)
+			for i := range stores {
+				stores[i] = tc.open()
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(stores))
+			for i, s := range stores {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = s.LoadID(ctx)
+				}()
+			}
+			wg.Wait()
+			for i, s := range stores {
+				require.NoError(t, errs[i])
+				require.Equal(t, stores[0].ID(), s.ID(), "worker %d", i)
+			}
+			require.Len(t, stores[0].ID(), 32)
+			c, ok := stores[0].backend.(creator)
+			require.True(t, ok)
+			require.ErrorIs(t, c.Create(ctx, idKey, []byte("another")), errExists, "the server refuses to replace it")
+		})
+	}
 }
