@@ -56,3 +56,28 @@ func usagePtr(u agent.Usage) *agent.Usage {
 	}
 	return &u
 }
+
+// keepBilled makes every heartbeat ctx's activity records outside its live
+// stream (the content store's retries, storage.go) carry what earlier
+// attempts were billed: the server keeps only the last heartbeat's
+// details, and one without them would leave the next attempt nothing to
+// count.
+func keepBilled(ctx context.Context) (context.Context, agent.Usage) {
+	prior := priorBilled(ctx)
+	if prior == (agent.Usage{}) {
+		return ctx, prior
+	}
+	p := LiveProgress{Attempt: activity.GetInfo(ctx).Attempt, Billed: &prior}
+	return context.WithValue(ctx, heartbeatDetailsKey{}, p), prior
+}
+
+type heartbeatDetailsKey struct{}
+
+// recordHeartbeat heartbeats with the details keepBilled put in ctx, if any.
+func recordHeartbeat(ctx context.Context) {
+	if d := ctx.Value(heartbeatDetailsKey{}); d != nil {
+		activity.RecordHeartbeat(ctx, d)
+		return
+	}
+	activity.RecordHeartbeat(ctx)
+}

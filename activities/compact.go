@@ -84,6 +84,7 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 	}
 	ctx, stopWork := a.interruptible(ctx)
 	defer stopWork()
+	ctx, prior := keepBilled(ctx)
 	tc, err := a.loadContext(ctx, in.Context)
 	if err != nil {
 		return CompactOutput{}, err
@@ -104,7 +105,6 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 	}
 	// What earlier attempts were billed rides on every heartbeat, as a
 	// model turn's does (billed.go), and joins this attempt's usage.
-	prior := priorBilled(ctx)
 	stop := a.heartbeatEvery(ctx, 5*time.Second, prior)
 	defer stop()
 	now := time.Now().UnixMilli()

@@ -33,6 +33,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	// retry streams it again on another worker at once.
 	ctx, stopWork := a.interruptible(ctx)
 	defer stopWork()
+	ctx, prior := keepBilled(ctx)
 	tc, err := a.loadContext(ctx, in.Context)
 	if err != nil {
 		return ModelTurnOutput{}, err
@@ -51,7 +52,6 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 		Options:      in.Options,
 	}
 
-	prior := priorBilled(ctx)
 	streamCtx, live := a.startLiveStream(ctx, in.Turn, prior)
 	msg, err := model.Stream(streamCtx, req, live.emit)
 	live.close()

@@ -49,7 +49,7 @@ func (a *Activities) retryStore(ctx context.Context, op func() error) error {
 		}
 		activity.GetLogger(ctx).Warn("Content store unavailable; retrying", "Error", err, "Wait", wait)
 		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx)
+			recordHeartbeat(ctx)
 		}
 		select {
 		case <-ctx.Done():

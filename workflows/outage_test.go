@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,4 +199,62 @@ func TestFailedSegmentSaveKeepsTheAnswer(t *testing.T) {
 	require.NotEmpty(t, outs[0].Segments, "the first turn's context was stored")
 	require.Empty(t, outs[1].Segments, "the second's could not be: the next turn would send it again")
 	require.Equal(t, "done", agent.TextOf(outs[1].Message.Content))
+}
+
+// outageModel bills its first call and cuts it, stops the store and
+// refuses its second call unbilled (a 503) once the turn's save has had to
+// wait for the store, then restarts the store and answers.
+type outageModel struct {
+	m     llm.Model
+	srv   *s3server.Server
+	calls atomic.Int32
+}
+
+func (o *outageModel) Stream(ctx context.Context, req llm.Request, emit func(agent.StreamEvent)) (agent.Message, error) {
+	switch o.calls.Add(1) {
+	case 1:
+		o.srv.Stop() // the next attempt's save finds no store
+		u := cutUsage
+		return agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("half an ans")}, Usage: &u},
+			&llm.Error{Kind: llm.ErrUnavailable, Message: "stream cut", RetryAfter: 10 * time.Millisecond}
+	case 2:
+		// Long enough for the save's retries to heartbeat (the first
+		// after 100 ms), then the provider refuses before reading.
+		time.Sleep(time.Second)
+		o.srv.Restart()
+		return agent.Message{Role: agent.RoleAssistant}, &llm.Error{Kind: llm.ErrUnavailable, Message: "503", RetryAfter: 10 * time.Millisecond}
+	}
+	msg, err := o.m.Stream(ctx, req, emit)
+	u := callUsage
+	msg.Usage = &u
+	return msg, err
+}
+
+// A model turn's first attempt is billed and cut; its second waits for the
+// store (heartbeating) and is refused unbilled; the third answers. The
+// run's usage still counts the first attempt: the store's retry heartbeats
+// carry what earlier attempts were billed, where the server keeps it for
+// the next attempt.
+func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
+	srv := s3server.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	st, err := store.Open(srv.Spec, store.Options{})
+	require.NoError(t, err)
+	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{answer(text("done"))})
+	scripted, err := h.scripted.Model("script")
+	require.NoError(t, err)
+	m := &outageModel{m: scripted, srv: srv}
+	models := llm.NewRegistry()
+	models.Register("test", llm.ProviderFunc(func(string) (llm.Model, error) { return m, nil }))
+	h.stopWorker()
+	h.acts.Models = models
+	h.startWorker()
+
+	run := h.start(h.input("go"))
+	var res workflows.AgentLoopResult
+	require.NoError(t, run.Get(context.Background(), &res))
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.EqualValues(t, 3, m.calls.Load())
+	require.Equal(t, cutUsage.Add(callUsage), res.Usage, "the cut attempt's billed usage counts")
 }
