@@ -258,3 +258,50 @@ func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
 	require.EqualValues(t, 3, m.calls.Load())
 	require.Equal(t, cutUsage.Add(callUsage), res.Usage, "the cut attempt's billed usage counts")
 }
+
+// A steer Update with content over the inline limit arrives while the
+// store is down: its StoreInputs local activity waits for the store
+// (retrying, within the Update's bound), the Update completes once the
+// store is back, and the model gets the content whole.
+func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
+	srv := s3server.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	st, err := store.Open(srv.Spec, store.Options{})
+	require.NoError(t, err)
+	started, release := make(chan struct{}), make(chan struct{})
+	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
+		answer(call("c1", "slow")), answer(text("steered")),
+	}, tool("slow", func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return agent.TextResult("slow done"), nil
+	}))
+	run := h.start(h.input("go", "slow"))
+	<-started
+
+	large := strings.Repeat("a large steering message\n", 2000) // 50 KB: stored, not inline
+	srv.Stop()
+	steered := make(chan error, 1)
+	go func() {
+		_, err := update(t, h.c, run, workflows.UpdateSteer, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(large)}})
+		steered <- err
+	}()
+	select {
+	case err := <-steered:
+		t.Fatalf("the Update completed with the store down: %v", err)
+	case <-time.After(3 * time.Second):
+	}
+	srv.Restart()
+	require.NoError(t, <-steered)
+	close(release)
+
+	var res workflows.AgentLoopResult
+	require.NoError(t, run.Get(context.Background(), &res))
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	texts := inputsUserTexts(h, 1)
+	require.Equal(t, large, texts[len(texts)-1], "the model got the steering message whole")
+}
