@@ -112,7 +112,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
 		"--bind", ws, ws)
 	a = s.masks(a, ws, ws)
-	for _, dir := range existing(spec.ReadOnly) {
+	for _, dir := range s.readOnly(spec) {
 		a = append(a, "--ro-bind", dir, dir)
 	}
 	a = append(a, "--chdir", ws, "--")

@@ -72,7 +72,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		err = chownAll(int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid), tmp, home)
 	}
 	if err == nil {
-		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, existing(spec.ReadOnly)), socketFilter(spec.Network))
+		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network))
 	}
 	if err != nil {
 		removeOffThread(tmp)

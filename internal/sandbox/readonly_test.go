@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -86,5 +87,49 @@ func TestReadOnlyDirInsideAMaskInTheWorkspace(t *testing.T) {
 	wantIn(t, string(b), "hi\n", "OWN-OUTPUT\n")
 	if strings.Contains(string(b), "JOURNAL") {
 		t.Errorf("read the journal:\n%s", b)
+	}
+}
+
+// Commands of another user (RunAs) run bwrap as that user, which cannot
+// reach the worker's private state directory: they get no mount of the
+// run's outputs, and run as ever.
+func TestReadOnlyDirSkippedForAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("runs commands as nobody, which needs root")
+	}
+	base := t.TempDir() // 0700, root's
+	own := filepath.Join(base, "state", "run-a")
+	if err := os.MkdirAll(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(own, "out.log"), []byte("OWN-OUTPUT\n"), 0o600)
+	ws, err := os.MkdirTemp("", "readonly-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(ws)
+	os.Chmod(ws, 0o755)
+	for mode, s := range modes(t, Config{RunAs: &syscall.Credential{Uid: 65534, Gid: 65534}}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, err := os.CreateTemp(t.TempDir(), "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			os.Chmod(out.Name(), 0o666)
+			p, err := s.Start(Spec{Shell: "/bin/bash", Command: "echo RAN; id -u; cat " + own + "/out.log", Dir: ws, Output: out, ReadOnly: []string{own}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(out.Name())
+			t.Logf("%s", b)
+			wantIn(t, string(b), "RAN\n65534\n")
+			if strings.Contains(string(b), "OWN-OUTPUT") {
+				t.Errorf("another user read the worker's 0600 file:\n%s", b)
+			}
+		})
 	}
 }

@@ -84,7 +84,8 @@ type Spec struct {
 	Env map[string]string
 	// ReadOnly are directories the command may read at their own path,
 	// hidden or not: the run's saved outputs. bwrap mounts them
-	// read-only, Landlock grants reading them.
+	// read-only, Landlock grants reading them; commands of another user
+	// (Config.RunAs) do not get them (readonly.go).
 	ReadOnly []string
 }
 
