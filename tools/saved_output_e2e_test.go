@@ -92,9 +92,23 @@ func savedOutputRow(t *testing.T, w *attackWorld, mode string) {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 		require.NoError(t, os.Chown(d, int(nobody.Uid), int(nobody.Gid)))
 	}
+	// An output of a run long gone, which the worker's prune at start-up
+	// removes (-bash-output-max-age, 7 days by default).
+	stale := filepath.Join(w.home, ".local", "state", "agentloop", "bash-output", "stale-run-"+mode, "agentloop-bash-stale.log")
+	require.NoError(t, os.MkdirAll(filepath.Dir(stale), 0o700))
+	require.NoError(t, os.WriteFile(stale, []byte("STALE\n"), 0o600))
+	month := time.Now().Add(-30 * 24 * time.Hour)
+	require.NoError(t, os.Chtimes(stale, month, month))
+	for _, p := range []string{filepath.Dir(filepath.Dir(stale)), filepath.Dir(stale), stale} {
+		require.NoError(t, os.Chown(p, int(nobody.Uid), int(nobody.Gid)))
+	}
 	model := fakeprovider.New(t)
 	queue := "attack-saved-" + mode + "-" + testenv.Suffix()
 	w.startWorker(t, queue, model.URL, "-sandbox", mode)
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Dir(stale))
+		return os.IsNotExist(err)
+	}, time.Minute, 100*time.Millisecond, "the worker's prune at start-up removes a month-old output and its run's directory")
 
 	// Run A: a command whose output is over the inline cap, then, as a
 	// model reading the notice would, every reading of the path it names.
