@@ -55,9 +55,10 @@ type BashOptions struct {
 	KillGrace      time.Duration
 	// OutputDir holds full outputs of truncated commands, a directory
 	// per run (SavedOutputs); empty means os.TempDir()/agentloop-bash-UID.
-	// Outputs, when set, is used instead.
 	OutputDir string
-	Outputs   *SavedOutputs
+	// Outputs, when set, is used instead of OutputDir: the worker's,
+	// with its per-run cap, which it prunes.
+	Outputs *SavedOutputs
 	// MaxOutputFileBytes caps one full-output file; 0 means
 	// DefaultMaxOutputFileBytes. The result always shows the real tail.
 	MaxOutputFileBytes int64

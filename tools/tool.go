@@ -115,7 +115,8 @@ type Call struct {
 	IdempotencyKey string
 	// Scope names the run the call belongs to (its namespace and workflow
 	// id, which a continued-as-new session keeps): bash's saved outputs
-	// belong to it, and only calls of the same scope read them.
+	// belong to it, and only calls of the same scope read them. Calls
+	// without one (outside a workflow) share one directory.
 	Scope string
 	// Update emits a partial result (tool_execution_update). It may be nil.
 	Update func(agent.ToolResult)
