@@ -85,7 +85,11 @@ func (o ReadOptions) workspace(call Call) (*workspace, error) {
 			extra = append(extra, dir)
 		}
 	}
-	return openWorkspace(call.Workspace, o.AllowOutsideReads, extra...)
+	w, err := openWorkspace(call.Workspace, o.AllowOutsideReads, extra...)
+	if err == nil && o.Outputs != nil {
+		w.fence, _ = realPath(o.Outputs.Root())
+	}
+	return w, err
 }
 
 // errAborted is pi's text for a call stopped by its abort signal.

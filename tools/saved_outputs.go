@@ -50,6 +50,9 @@ func NewSavedOutputs(root string, maxRunBytes int64) *SavedOutputs {
 	if maxRunBytes == 0 {
 		maxRunBytes = DefaultMaxRunOutputBytes
 	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	return &SavedOutputs{root: root, maxRunBytes: maxRunBytes, runs: map[string]*runOutputs{}}
 }
 

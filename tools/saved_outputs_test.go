@@ -124,3 +124,75 @@ func TestSavedOutputsRefuseAPlantedRoot(t *testing.T) {
 	got := text(t, tool, t.TempDir(), map[string]any{"command": "seq 1 3000"})
 	wantContains(t, got, "Full output: unavailable ("+root+" is not a directory of this worker's user)]")
 }
+
+// A workspace that holds the worker's state directory (runs working in
+// the worker's home) holds every run's saved outputs too: the read tools
+// still refuse another run's, by path and in their walks, and read the
+// run's own when asked for them.
+func TestSavedOutputsFencedInsideTheWorkspace(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	saved := NewSavedOutputs(filepath.Join(ws, ".local", "state", "agentloop", "bash-output"), 0)
+	byName := map[string]Tool{}
+	for _, tool := range Builtins(BuiltinOptions{BashOutputs: saved}) {
+		byName[tool.Definition().Name] = tool
+	}
+	call := func(name, scope string, args map[string]any) (string, error) {
+		r, err := byName[name].Execute(context.Background(), Call{ID: "c", Name: name, Args: args, Workspace: ws, Scope: scope})
+		if err != nil {
+			return err.Error(), err
+		}
+		return agent.TextOf(r.Content), nil
+	}
+	pathA := runScoped(t, byName[BashToolName], ws, "ns/run-a", `for i in $(seq 3000); do echo "SAVED-A-$i"; done`)
+	rel, err := filepath.Rel(ws, pathA)
+	must(t, err)
+	if got, err := call("read", "ns/run-a", map[string]any{"path": rel}); err != nil || !strings.HasPrefix(got, "SAVED-A-1\n") {
+		t.Errorf("run a reads its own output: %v %q", err, clip(got))
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"read", map[string]any{"path": pathA}},
+		{"read", map[string]any{"path": rel}},
+		{"grep", map[string]any{"pattern": "SAVED-A-7$", "path": filepath.Dir(rel)}},
+		{"ls", map[string]any{"path": filepath.Dir(rel)}},
+		{"find", map[string]any{"pattern": "*.log", "path": filepath.Dir(filepath.Dir(rel))}},
+	} {
+		got, err := call(c.name, "ns/run-b", c.args)
+		if err == nil || !strings.Contains(got, "is outside the workspace") {
+			t.Errorf("run b %s %v: want a refusal, got %v %q", c.name, c.args, err, clip(got))
+		}
+	}
+	// Walks of the whole workspace pass the outputs by.
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"grep", map[string]any{"pattern": "SAVED-A-7$"}},
+		{"find", map[string]any{"pattern": "**/*.log"}},
+	} {
+		got, _ := call(c.name, "ns/run-b", c.args)
+		if strings.Contains(got, "SAVED-A-7") || strings.Contains(got, filepath.Base(pathA)) {
+			t.Errorf("run b's %s of the workspace found run a's output: %q", c.name, clip(got))
+		}
+		// As in pi, where they lie outside the project, a run's own
+		// outputs are not part of a walk of its workspace either.
+		if got, _ := call(c.name, "ns/run-a", c.args); strings.Contains(got, filepath.Base(pathA)) {
+			t.Errorf("run a's %s of the workspace lists its outputs: %q", c.name, clip(got))
+		}
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"grep", map[string]any{"pattern": "SAVED-A-7$", "path": filepath.Dir(rel)}},
+		{"find", map[string]any{"pattern": "*.log", "path": filepath.Dir(rel)}},
+		{"ls", map[string]any{"path": filepath.Dir(rel)}},
+	} {
+		if got, err := call(c.name, "ns/run-a", c.args); err != nil || !strings.Contains(got, filepath.Base(pathA)) {
+			t.Errorf("run a's %s of its own outputs: %v %q", c.name, err, clip(got))
+		}
+	}
+}
