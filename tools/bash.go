@@ -53,9 +53,12 @@ type BashOptions struct {
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration
 	KillGrace      time.Duration
-	// OutputDir holds full outputs of truncated commands; empty means
-	// os.TempDir()/agentloop-bash.
+	// OutputDir holds full outputs of truncated commands, a directory
+	// per run (SavedOutputs); empty means os.TempDir()/agentloop-bash-UID.
 	OutputDir string
+	// Outputs, when set, is used instead of OutputDir: the worker's,
+	// with its per-run cap, which it prunes.
+	Outputs *SavedOutputs
 	// MaxOutputFileBytes caps one full-output file; 0 means
 	// DefaultMaxOutputFileBytes. The result always shows the real tail.
 	MaxOutputFileBytes int64
@@ -93,8 +96,11 @@ func NewBashTool(opts BashOptions) *BashTool {
 	if opts.MaxOutputFileBytes <= 0 {
 		opts.MaxOutputFileBytes = DefaultMaxOutputFileBytes
 	}
-	if opts.OutputDir == "" {
-		opts.OutputDir = filepath.Join(os.TempDir(), "agentloop-bash")
+	if opts.Outputs == nil {
+		if opts.OutputDir == "" {
+			opts.OutputDir = filepath.Join(os.TempDir(), "agentloop-bash-"+strconv.Itoa(os.Geteuid()))
+		}
+		opts.Outputs = NewSavedOutputs(opts.OutputDir, 0)
 	}
 	if opts.Shell == "" {
 		opts.Shell = findShell()
@@ -120,8 +126,8 @@ func NewBashTool(opts BashOptions) *BashTool {
 // Definition implements Tool.
 func (t *BashTool) Definition() Definition { return t.def }
 
-// OutputDir is where full outputs of truncated commands go.
-func (t *BashTool) OutputDir() string { return t.opts.OutputDir }
+// Outputs is where full outputs of truncated commands go.
+func (t *BashTool) Outputs() *SavedOutputs { return t.opts.Outputs }
 
 // sandbox is the sandbox commands run in.
 func (t *BashTool) sandbox() (*sandbox.Sandbox, error) {
@@ -166,11 +172,11 @@ func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if p.Timeout != nil && *p.Timeout > 0 {
 		timeout = min(time.Duration(*p.Timeout*float64(time.Second)), t.opts.MaxTimeout)
 	}
-	out := newBashOutput(t.opts.OutputDir, t.opts.MaxOutputFileBytes)
+	out := newBashOutput(t.opts.Outputs, call.Scope, t.opts.MaxOutputFileBytes)
 	defer out.close()
 	call.EmitUpdate(agent.ToolResult{Content: []agent.Content{}})
 	stopUpdates := t.streamUpdates(call, out)
-	res, err := t.run(ctx, p.Command, call.Workspace, call.Sandbox, timeout, out)
+	res, err := t.run(ctx, p.Command, call, timeout, out)
 	stopUpdates()
 	if err != nil {
 		if IsFault(err) {

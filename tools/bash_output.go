@@ -2,11 +2,8 @@ package tools
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +15,8 @@ import (
 // and, once the output outgrows the limits, a file holding all of it.
 type bashOutput struct {
 	mu          sync.Mutex
-	dir         string
+	saved       *SavedOutputs
+	scope       string // the run the full output belongs to
 	tail        []byte
 	tailAtStart bool // tail begins at a line start
 	total       int
@@ -30,27 +28,36 @@ type bashOutput struct {
 	dirty       bool  // written since the last snapshot for an update
 	fileLimit   int64 // most bytes the full-output file keeps
 	fileBytes   int64
+	cut         bool // the file keeps nothing more
 }
 
 // rolling is how much tail is kept: twice the display limit, so the tail
 // truncation still finds whole lines.
 const bashRollingBytes = 2 * DefaultMaxBytes
 
-func newBashOutput(dir string, fileLimit int64) *bashOutput {
-	return &bashOutput{dir: dir, tailAtStart: true, lines: 1, fileLimit: fileLimit}
+func newBashOutput(saved *SavedOutputs, scope string, fileLimit int64) *bashOutput {
+	return &bashOutput{saved: saved, scope: scope, tailAtStart: true, lines: 1, fileLimit: fileLimit}
 }
 
-// writeFile appends to the full-output file up to its limit, then says once
-// that the rest was not kept.
+// writeFile appends to the full-output file up to its limit and the run's
+// cap, then says once that the rest was not kept.
 func (o *bashOutput) writeFile(b []byte) {
-	if o.fileBytes >= o.fileLimit {
+	if o.cut {
 		return
 	}
-	keep := min(int64(len(b)), o.fileLimit-o.fileBytes)
+	want := min(int64(len(b)), o.fileLimit-o.fileBytes)
+	keep := o.saved.grant(o.path, want)
 	o.file.Write(b[:keep])
 	o.fileBytes += keep
-	if o.fileBytes >= o.fileLimit {
+	switch {
+	case o.fileBytes >= o.fileLimit:
+		o.cut = true
 		fmt.Fprintf(o.file, "\n[Output beyond %s was not kept; the command's result shows its last lines.]\n", FormatSize(int(o.fileLimit)))
+	case keep < want:
+		// Outputs of this run still being written hold the rest of its cap.
+		o.cut = true
+		fmt.Fprintf(o.file, "\n[Output beyond %s was not kept: this run's saved outputs are at their cap of %s; the command's result shows its last lines.]\n",
+			FormatSize(int(o.fileBytes)), FormatSize(int(o.saved.maxRunBytes)))
 	}
 }
 
@@ -96,18 +103,12 @@ func (o *bashOutput) persist() {
 	if o.file != nil || o.path != "" {
 		return
 	}
-	var id [8]byte
-	rand.Read(id[:])
-	path := filepath.Join(o.dir, "agentloop-bash-"+hex.EncodeToString(id[:])+".log")
-	err := os.MkdirAll(o.dir, 0o700)
-	if err == nil {
-		o.file, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	}
+	f, path, err := o.saved.create(o.scope)
 	if err != nil {
 		o.path = fmt.Sprintf("unavailable (%v)", err)
 		return
 	}
-	o.path = path
+	o.file, o.path = f, path
 	o.writeFile(o.pending)
 	o.pending = nil
 }
@@ -152,6 +153,7 @@ func (o *bashOutput) close() {
 	if o.file != nil {
 		o.file.Close()
 		o.file = nil
+		o.saved.release(o.path)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
@@ -26,7 +25,7 @@ type runResult struct {
 // background children never outlive the call. Under bwrap the SIGKILL also
 // ends the sandbox's pid namespace, which takes even processes that left
 // the group with it.
-func (t *BashTool) run(ctx context.Context, command, dir string, req *agent.SandboxConfig, timeout time.Duration, out *bashOutput) (runResult, error) {
+func (t *BashTool) run(ctx context.Context, command string, call Call, timeout time.Duration, out *bashOutput) (runResult, error) {
 	sb, err := t.sandbox()
 	if err != nil {
 		return runResult{}, err
@@ -35,9 +34,14 @@ func (t *BashTool) run(ctx context.Context, command, dir string, req *agent.Sand
 	if err != nil {
 		return runResult{}, Fault(err)
 	}
-	spec := sandbox.Spec{Shell: t.opts.Shell, Command: command, Dir: dir, Output: w, Network: req.NetworkOn()}
+	req := call.Sandbox
+	spec := sandbox.Spec{Shell: t.opts.Shell, Command: command, Dir: call.Workspace, Output: w, Network: req.NetworkOn()}
 	if req != nil {
 		spec.Env = req.Env
+	}
+	if dir := t.opts.Outputs.ExistingRunDir(call.Scope); dir != "" {
+		// The run's saved outputs, read-only where its notices say.
+		spec.ReadOnly = []string{dir}
 	}
 	proc, err := sb.Start(spec)
 	w.Close() // the command holds its own copy

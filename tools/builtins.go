@@ -23,10 +23,14 @@ type BuiltinOptions struct {
 	// BashMaxTimeout caps the timeout a call may ask for; 0 means
 	// MaxBashTimeout.
 	BashMaxTimeout time.Duration
-	// BashOutputDir is where bash keeps full outputs that were truncated;
-	// empty means a directory under os.TempDir(). read may read it even
-	// when confined, since bash's notices point there.
+	// BashOutputDir is where bash keeps full outputs that were truncated,
+	// a private directory per run; empty means a directory under
+	// os.TempDir(). A run's read, grep, find and ls may read its own
+	// directory even when confined, since bash's notices point there.
 	BashOutputDir string
+	// BashOutputs, when set, is used instead of BashOutputDir (the
+	// worker's, with its per-run cap, which it prunes).
+	BashOutputs *SavedOutputs
 	// Sandbox runs bash's commands; nil means sandbox.Default().
 	Sandbox *sandbox.Sandbox
 }
@@ -43,9 +47,10 @@ func Builtins(opts BuiltinOptions) []Tool {
 		DefaultTimeout: opts.BashTimeout,
 		MaxTimeout:     opts.BashMaxTimeout,
 		OutputDir:      opts.BashOutputDir,
+		Outputs:        opts.BashOutputs,
 		Sandbox:        opts.Sandbox,
 	})
-	reads := ReadOptions{AllowOutsideReads: opts.AllowOutsideReads, ExtraReadDirs: []string{bash.OutputDir()}}
+	reads := ReadOptions{AllowOutsideReads: opts.AllowOutsideReads, Outputs: bash.Outputs()}
 	return []Tool{
 		NewReadTool(reads),
 		bash,
@@ -63,16 +68,28 @@ type ReadOptions struct {
 	AllowOutsideReads bool
 	// ExtraReadDirs may be read even when confined.
 	ExtraReadDirs []string
+	// Outputs are bash's saved outputs: a call may read its own run's
+	// (Call.Scope) even when confined, and no other run's.
+	Outputs *SavedOutputs
 }
 
-func (o ReadOptions) workspace(dir string) (*workspace, error) {
+func (o ReadOptions) workspace(call Call) (*workspace, error) {
 	var extra []string
 	for _, d := range o.ExtraReadDirs {
 		if real, err := filepath.EvalSymlinks(d); err == nil {
 			extra = append(extra, real)
 		}
 	}
-	return openWorkspace(dir, o.AllowOutsideReads, extra...)
+	if o.Outputs != nil {
+		if dir := o.Outputs.ExistingRunDir(call.Scope); dir != "" {
+			extra = append(extra, dir)
+		}
+	}
+	w, err := openWorkspace(call.Workspace, o.AllowOutsideReads, extra...)
+	if err == nil && o.Outputs != nil {
+		w.fence, _ = realPath(o.Outputs.Root())
+	}
+	return w, err
 }
 
 // errAborted is pi's text for a call stopped by its abort signal.

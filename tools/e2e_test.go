@@ -281,7 +281,7 @@ func TestE2EAllSevenToolsInOneConversation(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(results["b3"].Details, &bashDetails))
 	require.True(t, bashDetails.Truncation.Truncated)
-	require.Equal(t, bashOut, filepath.Dir(bashDetails.FullOutputPath))
+	require.Equal(t, bashOut, filepath.Dir(filepath.Dir(bashDetails.FullOutputPath)), "in the run's own directory")
 	require.True(t, strings.HasSuffix(long, "\n3000\n\n\n[Showing lines 1002-3001 of 3001. Full output: "+bashDetails.FullOutputPath+"]"), "%s", long[len(long)-150:])
 	full, err := os.ReadFile(bashDetails.FullOutputPath)
 	require.NoError(t, err)

@@ -64,7 +64,7 @@ func (t *FindTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err
 	}
-	ws, err := t.opts.workspace(call.Workspace)
+	ws, err := t.opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}

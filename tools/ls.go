@@ -63,7 +63,7 @@ func (t *LsTool) execute(ctx context.Context, call Call) (agent.ToolResult, erro
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err
 	}
-	ws, err := t.opts.workspace(call.Workspace)
+	ws, err := t.opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}

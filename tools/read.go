@@ -76,7 +76,7 @@ func (t *ReadTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if err := decodeParams(call.Args, &p); err != nil {
 		return agent.ToolResult{}, err
 	}
-	ws, err := t.opts.workspace(call.Workspace)
+	ws, err := t.opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}

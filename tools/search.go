@@ -188,7 +188,7 @@ func walkSearch(ctx context.Context, files *tree, root, stop string, visit func(
 			return nil
 		}
 		isDir := d.IsDir()
-		if (isDir && d.Name() == ".git") || ig.ignored(p, isDir, root) {
+		if (isDir && d.Name() == ".git") || files.w.fenced(p) || ig.ignored(p, isDir, root) {
 			if isDir {
 				return filepath.SkipDir
 			}

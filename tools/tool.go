@@ -113,6 +113,11 @@ type Call struct {
 	// IdempotencyKey is stable across retries of the same call: workflow id
 	// and tool call id.
 	IdempotencyKey string
+	// Scope names the run the call belongs to (its namespace and workflow
+	// id, which a continued-as-new session keeps): bash's saved outputs
+	// belong to it, and only calls of the same scope read them. Calls
+	// without one (outside a workflow) share one directory.
+	Scope string
 	// Update emits a partial result (tool_execution_update). It may be nil.
 	Update func(agent.ToolResult)
 	// Run lets a tool queue messages into its own run or abort it. It may be

@@ -25,6 +25,10 @@ type workspace struct {
 	// extraReadDirs are directories reads may use even when confined: where
 	// bash keeps full outputs, which its notices point the model at.
 	extraReadDirs []string
+	// fence is the root of every run's saved outputs (real path), none of
+	// which a call may read but its own run's, in extraReadDirs: a
+	// workspace holding the worker's state directory holds it too.
+	fence string
 }
 
 // openWorkspace checks the call's workspace directory.
@@ -127,6 +131,9 @@ func (w *workspace) check(orig, abs string, read bool) (string, error) {
 		}
 		return "", err
 	}
+	if w.fenced(abs) || w.fenced(real) {
+		return "", w.outside(orig)
+	}
 	if within(w.root, abs) && within(w.root, real) {
 		return abs, nil
 	}
@@ -149,6 +156,11 @@ func (w *workspace) outside(orig string) error {
 func isOutside(err error) bool {
 	var o *outsideError
 	return errors.As(err, &o)
+}
+
+// fenced reports whether p lies among the saved outputs of another run.
+func (w *workspace) fenced(p string) bool {
+	return w.fence != "" && within(w.fence, p) && w.extraDir(p) == ""
 }
 
 // extraDir returns the extra read directory holding real, or "".

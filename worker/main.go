@@ -57,6 +57,7 @@ func main() {
 	logJSON := flag.Bool("log-json", false, "log JSON lines instead of console text")
 	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics (the SDK's worker metrics and the agent's) at http://ADDR/metrics, e.g. :9464; traces go where OTEL_EXPORTER_OTLP_ENDPOINT says")
 	sandboxFlags := sandbox.RegisterFlags(flag.CommandLine)
+	outFlags := registerOutputFlags(flag.CommandLine)
 	flag.Parse()
 
 	logger, z := logging.New(*logLevel, *logJSON)
@@ -101,13 +102,17 @@ func main() {
 	}
 	mcpCfg := loadMCP(z, *mcpConfig) // before Unset: its ${VAR}s may name secrets
 	secretenv.Unset()                // every secret has been read: keep them from the tools' commands
-	sb := startSandbox(z, sandboxFlags, opts.HostPort, *journalDir, *storeSpec)
+	outputs, err := outFlags.open()
+	if err != nil {
+		z.Fatal("bash output directory: " + err.Error())
+	}
+	sb := startSandbox(z, sandboxFlags, opts.HostPort, *journalDir, *storeSpec, *outFlags.dir)
 	j, err := journal.Open(*journalDir)
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
 	}
-	go pruneJournal(z, j, journal.Limits{MaxAge: *journalAge, MaxBytes: *journalBytes, MinAge: journal.DefaultMinAge})
-	registry := tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb}))...)
+	go pruneJournal(z, j, journal.Limits{MaxAge: *journalAge, MaxBytes: *journalBytes, MinAge: journal.DefaultMinAge}, outputs, outFlags.limits())
+	registry := tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb, BashOutputs: outputs}))...)
 	if mcpCfg != nil {
 		mcps := startMCP(z, mcpCfg, j)
 		defer mcps.Close()
@@ -219,9 +224,11 @@ func stopWorkers(acts *activities.Activities, workers []worker.Worker, grace tim
 	wg.Wait()
 }
 
-// pruneJournal bounds the tool journal at start-up and every hour.
-func pruneJournal(z *zap.Logger, j *journal.Journal, l journal.Limits) {
+// pruneJournal bounds the tool journal and bash's saved outputs at
+// start-up and every hour.
+func pruneJournal(z *zap.Logger, j *journal.Journal, l journal.Limits, outputs *tools.SavedOutputs, ol tools.OutputLimits) {
 	for {
+		pruneOutputs(z, outputs, ol)
 		st, err := j.PruneTo(l)
 		if err != nil {
 			z.Sugar().Warnw("prune tool journal", "reason", err.Error())
@@ -237,12 +244,12 @@ func pruneJournal(z *zap.Logger, j *journal.Journal, l journal.Limits) {
 // Temporal frontend. It exits when no sandbox works here, unless the
 // operator chose -sandbox=none, which is logged as a warning at every
 // start.
-func startSandbox(z *zap.Logger, flags *sandbox.Flags, frontend, journalDir, storeSpec string) *sandbox.Sandbox {
+func startSandbox(z *zap.Logger, flags *sandbox.Flags, frontend, journalDir, storeSpec string, hide ...string) *sandbox.Sandbox {
 	cfg, err := flags.Config()
 	if err != nil {
 		z.Fatal(err.Error())
 	}
-	cfg.Hide = append(sandbox.DefaultHide(os.Getenv), journalDir)
+	cfg.Hide = append(append(sandbox.DefaultHide(os.Getenv), journalDir), hide...)
 	if !strings.Contains(storeSpec, "://") {
 		cfg.Hide = append(cfg.Hide, storeSpec)
 	}

@@ -49,6 +49,11 @@ type Server struct {
 	// Always answers every call once the scripted replies run out; nil
 	// makes such a call a test error.
 	Always *Reply
+	// Next, when set, answers a call the scripted replies do not, before
+	// Always: it sees the request (the conversation so far), for a reply
+	// that depends on a tool's result, as a model's would. It runs
+	// under the server's lock: it must not call the Server's methods.
+	Next func(Request) Reply
 
 	t         testing.TB
 	mu        sync.Mutex
@@ -113,6 +118,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rep = *s.down
 	case len(s.replies) > 0:
 		rep, s.replies = s.replies[0], s.replies[1:]
+	case s.Next != nil:
+		rep = s.Next(req)
 	case s.Always != nil:
 		rep = *s.Always
 	default:

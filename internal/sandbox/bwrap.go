@@ -112,6 +112,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
 		"--bind", ws, ws)
 	a = s.masks(a, ws, ws)
+	for _, dir := range s.readOnly(spec) {
+		a = append(a, "--ro-bind", dir, dir)
+	}
 	a = append(a, "--chdir", ws, "--")
 	if s.cfg.RunAs != nil {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)

@@ -11,7 +11,8 @@
 //
 //   - bwrap.go: bubblewrap, the default. Own user, pid, mount, IPC, UTS
 //     and network namespaces; the system directories read-only, the
-//     workspace read-write, a private /tmp, nothing else mounted; no
+//     workspace read-write, a private /tmp, the run's saved outputs
+//     read-only (Spec.ReadOnly), nothing else mounted; no
 //     capabilities; the limits set with prlimit(2) before the command runs.
 //   - landlock.go: the fallback where user namespaces are unavailable:
 //     Landlock file-system, TCP and IPC-scope rules and a seccomp filter

@@ -72,7 +72,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		err = chownAll(int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid), tmp, home)
 	}
 	if err == nil {
-		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port), socketFilter(spec.Network))
+		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network))
 	}
 	if err != nil {
 		removeOffThread(tmp)
@@ -106,7 +106,7 @@ func chownAll(uid, gid int, paths ...string) error {
 
 // landlockRules grant what a command may use. /proc is left out: it
 // would list every process of the machine with its command line.
-func (s *Sandbox) landlockRules(ws, tmp string, port uint16) []landlock.Rule {
+func (s *Sandbox) landlockRules(ws, tmp string, port uint16, readOnly []string) []landlock.Rule {
 	var rules []landlock.Rule
 	for _, dir := range s.system {
 		if s.isHidden(dir) {
@@ -116,6 +116,7 @@ func (s *Sandbox) landlockRules(ws, tmp string, port uint16) []landlock.Rule {
 		rules = append(rules, landlock.RODirs(dirs...), landlock.ROFiles(files...))
 	}
 	rules = append(rules,
+		landlock.RODirs(readOnly...),
 		landlock.RWDirs(ws, tmp).WithRefer(),
 		landlock.RWFiles(devices...).IgnoreIfMissing())
 	if port != 0 {

@@ -82,6 +82,11 @@ type Spec struct {
 	Network bool
 	// Env adds variables to the command's environment (Environment).
 	Env map[string]string
+	// ReadOnly are directories the command may read at their own path,
+	// hidden or not: the run's saved outputs. bwrap mounts them
+	// read-only, Landlock grants reading them; commands of another user
+	// (Config.RunAs) do not get them (readonly.go).
+	ReadOnly []string
 }
 
 // Sandbox runs commands under one Config. It is safe for concurrent use.

@@ -1,0 +1,13 @@
+package sandbox
+
+// readOnly is what of spec.ReadOnly the command gets, resolved. Nothing
+// when commands run as another user (RunAs): bwrap then runs as that
+// user, who cannot reach the worker's private state directory, and would
+// fail to start the command at all; the run reads its outputs with the
+// file tools instead.
+func (s *Sandbox) readOnly(spec Spec) []string {
+	if s.cfg.RunAs != nil {
+		return nil
+	}
+	return existing(spec.ReadOnly)
+}
