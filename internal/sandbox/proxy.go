@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -131,18 +130,6 @@ type policy struct {
 	allow     []netip.Prefix
 }
 
-// special are address ranges that are not the public internet, beyond
-// what netip's Is* methods cover.
-var special = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT, often a cluster's pod network
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: could embed any IPv4 address
-	netip.MustParsePrefix("2002::/16"),    // 6to4: likewise
-}
-
 // check resolves hostport and returns the address to dial, or why not.
 func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, error) {
 	host, portText, err := net.SplitHostPort(hostport)
@@ -157,44 +144,21 @@ func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, e
 	if err != nil {
 		return netip.AddrPort{}, err
 	}
-	frontend := pol.frontendAddrs(ctx)
+	// Every address the name resolves to must pass, not only the one
+	// dialled: a refused one means the name is aimed inside.
+	frontend, own := pol.frontendAddrs(ctx), ownAddrs()
 	for _, a := range addrs {
-		if slices.Contains(frontend, a) {
-			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is the Temporal frontend's host", errRefused, host, a)
+		if f, ok := isAny(a, frontend); ok {
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is the Temporal frontend's host (%s)", errRefused, host, a, f)
 		}
 		if why := pol.notPublic(a); why != "" {
-			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is a %s address", errRefused, host, a, why)
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is %s", errRefused, host, a, why)
+		}
+		if o, ok := isAny(a, own); ok { // whatever AllowNets says
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is an address of this host (%s)", errRefused, host, a, o)
 		}
 	}
 	return netip.AddrPortFrom(addrs[0], uint16(port)), nil
-}
-
-// notPublic says what kind of address a is when commands may not reach
-// it, "" when they may.
-func (pol policy) notPublic(a netip.Addr) string {
-	for _, p := range pol.allow {
-		if p.Contains(a) {
-			return ""
-		}
-	}
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsPrivate():
-		return "private"
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return "link-local"
-	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return "multicast"
-	case a.IsUnspecified():
-		return "unspecified"
-	}
-	for _, p := range special {
-		if p.Contains(a) {
-			return "special-purpose"
-		}
-	}
-	return ""
 }
 
 // frontendAddrs resolves the frontend hosts now: their addresses may
