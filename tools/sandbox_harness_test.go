@@ -134,7 +134,7 @@ var (
 	workerBin string
 )
 
-// buildWorker builds ./worker into dir, where nobody can run it, once per
+// buildWorker builds ./worker (and ./netbridge beside it) into dir, where nobody can run it, once per
 // test binary unless the directory it went to was removed since (the
 // world's cleanup removes it: go test -count=2 builds again).
 func buildWorker(t *testing.T, dir string) string {
@@ -148,6 +148,9 @@ func buildWorker(t *testing.T, dir string) string {
 	bin := filepath.Join(dir, "worker")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/durable-agents/agentloop/worker").CombinedOutput()
 	require.NoError(t, err, "go build ./worker: %s", out)
+	// The network-on bridge, where a deployment installs it: next to the worker.
+	out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "agentloop-netbridge"), "github.com/durable-agents/agentloop/netbridge").CombinedOutput()
+	require.NoError(t, err, "go build ./netbridge: %s", out)
 	workerBin = bin
 	return workerBin
 }

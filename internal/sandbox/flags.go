@@ -98,7 +98,13 @@ func (s *Sandbox) Describe() string {
 	if s.mode == None {
 		return "none: commands run with the worker's rights, environment and network"
 	}
-	net := "network on: through the worker's proxy, TCP only"
+	net := "network on: the worker's network, TCP to its proxy only, no listening"
+	if s.mode == Bwrap {
+		net = "network on: an empty network namespace, the worker's proxy through " + s.bridge
+		if self, _ := os.Executable(); s.bridge == self {
+			net += " (the worker itself as the bridge: install agentloop-netbridge next to it for faster starts)"
+		}
+	}
 	switch {
 	case s.cfg.NoNetwork:
 		net = "network on: refused"

@@ -9,21 +9,26 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
 
 // proxy is what a command with network on reaches the network through:
-// an HTTP proxy (CONNECT for https, absolute URLs for http) on the
-// worker's loopback that resolves each destination itself and refuses
-// loopback, private, link-local and other special addresses, and every
-// address of the Temporal frontend's host. The command's environment
-// names it in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; Landlock lets the
-// command open TCP connections to its port and to nothing else.
+// an HTTP proxy (CONNECT for https, absolute URLs for http) that resolves
+// each destination once, refuses what is not the public internet
+// (addrpolicy.go) and dials the address it checked, so a name that
+// resolves differently a second time cannot steer it inside. It listens
+// on the worker's loopback, which Landlock commands may connect to and to
+// nothing else, and on a Unix socket that bwrap commands reach through
+// the bridge in their own network namespace (netns.go). The command's
+// environment names it in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY.
 type proxy struct {
-	url  string
-	port uint16
-	pol  policy
+	url    string
+	port   uint16
+	socket string // the same proxy on a Unix socket, for bwrap's bridge
+	pol    policy
 }
 
 // proxyFor starts the proxy on first use; "", 0 when network is off.
@@ -31,13 +36,18 @@ func (s *Sandbox) proxyFor(network bool) (string, uint16, error) {
 	if !network {
 		return "", 0, nil
 	}
+	p, err := s.theProxy()
+	if err != nil {
+		return "", 0, err
+	}
+	return p.url, p.port, nil
+}
+
+func (s *Sandbox) theProxy() (*proxy, error) {
 	s.proxyOnce.Do(func() {
 		s.proxy, s.proxyErr = startProxy(policy{frontends: s.cfg.Frontends, allow: s.cfg.AllowNets})
 	})
-	if s.proxyErr != nil {
-		return "", 0, s.proxyErr
-	}
-	return s.proxy.url, s.proxy.port, nil
+	return s.proxy, s.proxyErr
 }
 
 func startProxy(pol policy) (*proxy, error) {
@@ -45,10 +55,30 @@ func startProxy(pol policy) (*proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: network proxy: %w", err)
 	}
+	// The socket's directory is named for the worker's pid, so a later
+	// worker removes it when this one was SIGKILLed (sweepStale). Its
+	// user may differ from the worker's (RunAs): both may be searched and
+	// connected to by anyone, as the TCP port may.
+	dir, err := os.MkdirTemp("", tempPattern("proxy"))
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	var uln net.Listener
+	if err == nil {
+		uln, err = net.Listen("unix", filepath.Join(dir, "proxy.sock"))
+	}
+	if err == nil {
+		err = os.Chmod(filepath.Join(dir, "proxy.sock"), 0o666)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("sandbox: network proxy: %w", err)
+	}
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, pol: pol}
+	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, socket: filepath.Join(dir, "proxy.sock"), pol: pol}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	go srv.Serve(ln) // for the life of the worker
+	go srv.Serve(ln)  // for the life of the worker
+	go srv.Serve(uln) // likewise
 	return p, nil
 }
 

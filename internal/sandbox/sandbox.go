@@ -89,6 +89,7 @@ type Sandbox struct {
 	cfg     Config
 	mode    Mode
 	bwrap   string   // bwrap's path (Bwrap)
+	bridge  string   // the network bridge's binary (Bwrap, netns.go)
 	version string   // bwrap --version
 	prlimit string   // prlimit's path
 	abi     int      // the kernel's Landlock ABI version, 0 without Landlock

@@ -1,0 +1,9 @@
+// Command netbridge is the bridge between a network-on command's empty
+// network namespace and the worker's proxy (internal/sandbox/netbridge).
+// Install it as agentloop-netbridge next to the worker binary:
+//
+//	go build -o "$(dirname "$(command -v worker)")/agentloop-netbridge" ./netbridge
+//
+// The worker finds it there or on PATH; without it the worker runs itself
+// as the bridge, which starts slower (its packages' initialisation).
+package main
