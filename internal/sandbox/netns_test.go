@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -114,6 +115,59 @@ func TestNetworkOnReachesAnAllowedServer(t *testing.T) {
 			}
 			if exit.Code != 0 {
 				t.Errorf("exit %+v", exit)
+			}
+		})
+	}
+}
+
+// The bridge exits as the command did, 128+N for a signal as bwrap
+// reports it, and it works for commands of another user (RunAs, whose
+// prlimit runs inside the bridge's command), given a bridge binary that
+// user may read.
+func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "netbridge-") // t.TempDir's parent is root's alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bridge := filepath.Join(dir, "agentloop-netbridge")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bridge, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	configs := map[string]Config{"worker's user": {Mode: Bwrap}}
+	if os.Geteuid() == 0 {
+		configs["nobody"] = Config{Mode: Bwrap, RunAs: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			s, err := New(cfg)
+			if err != nil {
+				t.Skipf("bwrap: %v", err)
+			}
+			s.bridge = bridge
+			ws, err := os.MkdirTemp("", "netbridge-ws-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(ws)
+			os.Chmod(ws, 0o777)
+			for command, want := range map[string]int{"exit 7": 7, "kill -9 $$": 128 + 9, "curl -sS -o /dev/null -w '%{http_code}' http://127.0.0.1:1/; echo; exit 3": 3} {
+				out, exit := run(t, s, ws, command, true)
+				if exit.Code != want {
+					t.Errorf("%q: exit %+v, want code %d; output:\n%s", command, exit, want, out)
+				}
+				if strings.HasPrefix(command, "curl") && !strings.Contains(out, "403") {
+					t.Errorf("%q: want the proxy's 403 through the bridge:\n%s", command, out)
+				}
 			}
 		})
 	}
