@@ -149,7 +149,9 @@ func buildWorker(t *testing.T, dir string) string {
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/durable-agents/agentloop/worker").CombinedOutput()
 	require.NoError(t, err, "go build ./worker: %s", out)
 	// The network-on bridge, where a deployment installs it: next to the worker.
-	out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "agentloop-netbridge"), "github.com/durable-agents/agentloop/netbridge").CombinedOutput()
+	nb := exec.Command("go", "build", "-o", filepath.Join(dir, "agentloop-netbridge"), "github.com/durable-agents/agentloop/netbridge")
+	nb.Env = append(os.Environ(), "CGO_ENABLED=0") // static: no dynamic loader at every start
+	out, err = nb.CombinedOutput()
 	require.NoError(t, err, "go build ./netbridge: %s", out)
 	workerBin = bin
 	return workerBin
