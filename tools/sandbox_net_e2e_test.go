@@ -12,8 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/testenv"
 )
 
 // hostAddress is an address of one of this machine's interfaces that is
@@ -120,5 +127,45 @@ func dialListener(t *testing.T, ws string, done <-chan struct{}) {
 		t.Logf("the host dialled the command's port %d: %v", port, err)
 		os.WriteFile(filepath.Join(ws, "listen-tried"), nil, 0o644)
 		return
+	}
+}
+
+// TestNetworkOnFallbackAttacks runs the listen row and the proxy's
+// positive path under the Landlock fallback, through the real worker:
+// there commands share the worker's network namespace, and seccomp
+// refuses listen.
+func TestNetworkOnFallbackAttacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev server and real worker processes")
+	}
+	w := newAttackWorld(t)
+	model := fakeprovider.New(t)
+	queue := "attack-landlock-network-" + testenv.Suffix()
+	w.startWorker(t, queue, model.URL, "-sandbox", "landlock", "-sandbox-allow-nets", "127.0.0.3/32")
+	as := available(t, []attack{
+		{name: "listen without bind", command: listenCommand,
+			leak: "ACCEPTED-FROM-HOST", blocked: []string{"PermissionError: [Errno 13] Permission denied"}, needs: "python3"},
+		{name: "frontend grpc direct", command: fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo CONNECTED-TO-FRONTEND`, w.grpc),
+			leak: "CONNECTED-TO-FRONTEND", blocked: []string{"Permission denied"}},
+		{name: "allowed range through the proxy", command: fmt.Sprintf(`curl -sS http://127.0.0.3:%d/; echo "proxy: $HTTPS_PROXY"`, w.allowed),
+			blocked: []string{"REACHED-ALLOWED", "proxy: http://127.0.0.1:"}, needs: "curl"},
+	})
+	script(model, callsOf(as))
+	done := make(chan struct{})
+	go dialListener(t, w.ws, done)
+	out, res := w.run(t, queue, &agent.SandboxConfig{Network: "on"})
+	close(done)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	for i, a := range as {
+		got := out[fmt.Sprintf("call_%02d", i)]
+		t.Logf("%s:\n%s", a.name, indent(got))
+		if a.leak != "" && strings.Contains(got, a.leak) {
+			t.Errorf("%s: the attack worked:\n%s", a.name, got)
+		}
+		for _, b := range a.blocked {
+			if !strings.Contains(got, b) {
+				t.Errorf("%s: want %q in:\n%s", a.name, b, got)
+			}
+		}
 	}
 }

@@ -35,7 +35,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Uint64Var(&f.openFiles, "sandbox-open-files", d.OpenFiles, "open files per process (RLIMIT_NOFILE)")
 	fs.Uint64Var(&f.tmpMB, "sandbox-tmp-mb", d.TmpSize>>20, "MiB of the private /tmp (memory)")
 	fs.BoolVar(&f.allowNetwork, "sandbox-allow-network", true, `let runs that ask for it ("sandbox": {"network": "on"}) reach the public internet through the worker's proxy`)
-	fs.StringVar(&f.allowNets, "sandbox-allow-nets", "", "comma-separated address ranges beyond the public internet that network-on commands may reach (a package mirror: 10.1.2.3/32); never the Temporal frontend")
+	fs.StringVar(&f.allowNets, "sandbox-allow-nets", "", "comma-separated address ranges beyond the public internet that network-on commands may reach (a package mirror: 10.1.2.3/32); never the Temporal frontend or this host's own addresses")
 	fs.StringVar(&f.runAs, "sandbox-user", "", "run commands as this user (name or uid:gid), for a worker running as root; the workspaces must be writable by it")
 	return f
 }

@@ -56,7 +56,7 @@ type Config struct {
 	// AllowNets are address ranges outside the public internet that
 	// commands with network on may reach anyway (a package mirror on a
 	// private network). Loopback, private, link-local and other special
-	// addresses are refused otherwise.
+	// addresses are refused otherwise; this host's own addresses always.
 	AllowNets []netip.Prefix
 	// NoNetwork refuses commands that ask for network.
 	NoNetwork bool
