@@ -7,7 +7,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -o /out/worker ./worker && CGO_ENABLED=0 go build -o /out/starter ./starter
+RUN CGO_ENABLED=0 go build -o /out/worker ./worker && CGO_ENABLED=0 go build -o /out/starter ./starter \
+    && CGO_ENABLED=0 go build -o /out/agentloop-netbridge ./netbridge
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends bash bubblewrap ca-certificates git \
@@ -15,7 +16,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends bash bubblewrap
     && useradd --create-home --uid 10001 agent \
     && mkdir -p /workspace /var/lib/agentloop/content \
     && chown agent:agent /workspace /var/lib/agentloop/content
-COPY --from=build /out/worker /out/starter /usr/local/bin/
+COPY --from=build /out/worker /out/starter /out/agentloop-netbridge /usr/local/bin/
 ENV AGENTLOOP_STORE=/var/lib/agentloop/content
 USER agent
 WORKDIR /workspace

@@ -163,9 +163,12 @@ func TestAttackSuite(t *testing.T) {
 		model := fakeprovider.New(t)
 		queue := "attack-network-" + testenv.Suffix()
 		w.startWorker(t, queue, model.URL, limits...)
-		as := available(t, networkAttacks(w))
+		as := available(t, append(networkAttacks(w), netnsAttacks(t, w)...))
 		script(model, callsOf(as))
+		done := make(chan struct{})
+		go dialListener(t, w.ws, done)
 		out, res := w.run(t, queue, &agent.SandboxConfig{Network: "on"})
+		close(done)
 		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 		for i, a := range as {
 			got := out[fmt.Sprintf("call_%02d", i)]

@@ -134,7 +134,7 @@ var (
 	workerBin string
 )
 
-// buildWorker builds ./worker into dir, where nobody can run it, once per
+// buildWorker builds ./worker (and ./netbridge beside it) into dir, where nobody can run it, once per
 // test binary unless the directory it went to was removed since (the
 // world's cleanup removes it: go test -count=2 builds again).
 func buildWorker(t *testing.T, dir string) string {

@@ -31,7 +31,7 @@ func (s *Sandbox) useBwrap() error {
 	if s.prlimit == "" {
 		return errors.New("bwrap: prlimit (util-linux) not found")
 	}
-	s.bwrap, s.mode = path, Bwrap
+	s.bwrap, s.mode, s.bridge = path, Bwrap, findBridge()
 	if err := s.probe(); err != nil {
 		s.bwrap, s.mode = "", ""
 		return fmt.Errorf("bwrap: %v", err)
@@ -94,8 +94,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if s.cfg.RunAs == nil {
 		a = append(a, "--block-fd", "4") // until the limits are set
 	}
-	if !spec.Network {
-		a = append(a, "--unshare-net")
+	a = append(a, "--unshare-net") // with network on too (netns.go)
+	if spec.Network {
+		a = s.bridgeMounts(a)
 	}
 	for _, dir := range s.system {
 		if s.isHidden(dir) {
@@ -116,6 +117,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		a = append(a, "--ro-bind", dir, dir)
 	}
 	a = append(a, "--chdir", ws, "--")
+	if spec.Network {
+		a = append(a, bridgeCommand()...)
+	}
 	if s.cfg.RunAs != nil {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")

@@ -14,14 +14,23 @@
 //     workspace read-write, a private /tmp, the run's saved outputs
 //     read-only (Spec.ReadOnly), nothing else mounted; no
 //     capabilities; the limits set with prlimit(2) before the command runs.
+//   - netns.go: "network on" under bubblewrap: the network namespace stays
+//     empty (loopback only); the proxy comes in as a Unix socket, and the
+//     bridge (package netbridge, the agentloop-netbridge binary) listens
+//     for it on loopback inside and starts the command. Nothing the
+//     command opens is reachable from the host, and nothing of the
+//     host's from it but the proxy.
 //   - landlock.go: the fallback where user namespaces are unavailable:
-//     Landlock file-system, TCP and IPC-scope rules and a seccomp filter
-//     (seccomp.go) on the thread that starts the command, a private
-//     temporary directory, and the limits through prlimit(1).
-//   - proxy.go: what "network on" reaches: an HTTP proxy in the worker
-//     that refuses loopback, private and link-local addresses and the
-//     Temporal frontend; Landlock lets the command connect to that one
-//     port and nothing else.
+//     Landlock file-system, TCP and IPC-scope rules and seccomp filters
+//     (seccomp.go, listenfilter.go) on the thread that starts the command,
+//     a private temporary directory, and the limits through prlimit(1).
+//     Commands share the worker's network namespace: with network on,
+//     TCP may connect to the proxy's port alone and listen is refused.
+//   - proxy.go, addrpolicy.go: what "network on" reaches: an HTTP proxy
+//     in the worker that resolves once, dials the address it checked, and
+//     refuses loopback, private, link-local, site-local, CGNAT and other
+//     special addresses, the host's own, the Temporal frontend's, and
+//     every IPv6 form that embeds a refused IPv4 address.
 //   - hide.go: which paths are never visible (the worker's home, state,
 //     key and credential files), and the environment a command gets.
 package sandbox

@@ -35,7 +35,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Uint64Var(&f.openFiles, "sandbox-open-files", d.OpenFiles, "open files per process (RLIMIT_NOFILE)")
 	fs.Uint64Var(&f.tmpMB, "sandbox-tmp-mb", d.TmpSize>>20, "MiB of the private /tmp (memory)")
 	fs.BoolVar(&f.allowNetwork, "sandbox-allow-network", true, `let runs that ask for it ("sandbox": {"network": "on"}) reach the public internet through the worker's proxy`)
-	fs.StringVar(&f.allowNets, "sandbox-allow-nets", "", "comma-separated address ranges beyond the public internet that network-on commands may reach (a package mirror: 10.1.2.3/32); never the Temporal frontend")
+	fs.StringVar(&f.allowNets, "sandbox-allow-nets", "", "comma-separated address ranges beyond the public internet that network-on commands may reach (a package mirror: 10.1.2.3/32); never the Temporal frontend or this host's own addresses")
 	fs.StringVar(&f.runAs, "sandbox-user", "", "run commands as this user (name or uid:gid), for a worker running as root; the workspaces must be writable by it")
 	return f
 }
@@ -98,7 +98,13 @@ func (s *Sandbox) Describe() string {
 	if s.mode == None {
 		return "none: commands run with the worker's rights, environment and network"
 	}
-	net := "network on: through the worker's proxy, TCP only"
+	net := "network on: the worker's network, TCP to its proxy only, no listening"
+	if s.mode == Bwrap {
+		net = "network on: an empty network namespace, the worker's proxy through " + s.bridge
+		if self, _ := os.Executable(); s.bridge == self {
+			net += " (the worker itself as the bridge: install agentloop-netbridge next to it for faster starts)"
+		}
+	}
 	switch {
 	case s.cfg.NoNetwork:
 		net = "network on: refused"

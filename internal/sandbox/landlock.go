@@ -46,8 +46,9 @@ func (s *Sandbox) useLandlock() error {
 // startLandlock starts the command as the worker's child, with the thread
 // that forks it under Landlock rules (read-only system, read-write
 // workspace and a private temporary directory, no TCP but the proxy's
-// port, no signals or abstract sockets out of the sandbox) and a seccomp
-// filter, and the limits set by prlimit(1), which then executes the shell.
+// port, no signals or abstract sockets out of the sandbox) and seccomp
+// filters (no listening with network on), and the limits set by
+// prlimit(1), which then executes the shell.
 // Landlock also keeps it from ptracing or reading /proc of processes
 // outside its domain, the worker among them.
 func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), error) {
@@ -73,6 +74,9 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	}
 	if err == nil {
 		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network))
+	}
+	if err == nil && spec.Network {
+		err = installFilter(listenFilter()) // commands share the worker's network here
 	}
 	if err != nil {
 		removeOffThread(tmp)
@@ -175,25 +179,4 @@ func restrictThread(cfg landlock.Config, rules []landlock.Rule, filter []unix.So
 		}
 	}
 	return installFilter(filter)
-}
-
-// restrictNetwork prepares a bwrap command that asks for network: it
-// shares the worker's network namespace, so the thread that starts it
-// may connect over TCP to the proxy's port and nowhere else (Landlock),
-// may open no other kind of internet socket (seccomp: UDP, raw and MPTCP
-// sockets, which Landlock does not see, and io_uring), and may not signal
-// or reach abstract sockets outside the sandbox.
-func (s *Sandbox) restrictNetwork(network bool) (string, error) {
-	if !network {
-		return "", nil
-	}
-	proxyURL, port, err := s.proxyFor(true)
-	if err != nil {
-		return "", err
-	}
-	cfg := landlock.Config{
-		HandledAccessNet: landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP),
-		Scoped:           landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal),
-	}.BestEffort()
-	return proxyURL, restrictThread(cfg, []landlock.Rule{landlock.ConnectTCP(port)}, socketFilter(true))
 }

@@ -9,22 +9,26 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
-	"slices"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
 
 // proxy is what a command with network on reaches the network through:
-// an HTTP proxy (CONNECT for https, absolute URLs for http) on the
-// worker's loopback that resolves each destination itself and refuses
-// loopback, private, link-local and other special addresses, and every
-// address of the Temporal frontend's host. The command's environment
-// names it in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; Landlock lets the
-// command open TCP connections to its port and to nothing else.
+// an HTTP proxy (CONNECT for https, absolute URLs for http) that resolves
+// each destination once, refuses what is not the public internet
+// (addrpolicy.go) and dials the address it checked, so a name that
+// resolves differently a second time cannot steer it inside. It listens
+// on the worker's loopback, which Landlock commands may connect to and to
+// nothing else, and on a Unix socket that bwrap commands reach through
+// the bridge in their own network namespace (netns.go). The command's
+// environment names it in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY.
 type proxy struct {
-	url  string
-	port uint16
-	pol  policy
+	url    string
+	port   uint16
+	socket string // the same proxy on a Unix socket, for bwrap's bridge
+	pol    policy
 }
 
 // proxyFor starts the proxy on first use; "", 0 when network is off.
@@ -32,13 +36,18 @@ func (s *Sandbox) proxyFor(network bool) (string, uint16, error) {
 	if !network {
 		return "", 0, nil
 	}
+	p, err := s.theProxy()
+	if err != nil {
+		return "", 0, err
+	}
+	return p.url, p.port, nil
+}
+
+func (s *Sandbox) theProxy() (*proxy, error) {
 	s.proxyOnce.Do(func() {
 		s.proxy, s.proxyErr = startProxy(policy{frontends: s.cfg.Frontends, allow: s.cfg.AllowNets})
 	})
-	if s.proxyErr != nil {
-		return "", 0, s.proxyErr
-	}
-	return s.proxy.url, s.proxy.port, nil
+	return s.proxy, s.proxyErr
 }
 
 func startProxy(pol policy) (*proxy, error) {
@@ -46,10 +55,30 @@ func startProxy(pol policy) (*proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: network proxy: %w", err)
 	}
+	// The socket's directory is named for the worker's pid, so a later
+	// worker removes it when this one was SIGKILLed (sweepStale). Its
+	// user may differ from the worker's (RunAs): both may be searched and
+	// connected to by anyone, as the TCP port may.
+	dir, err := os.MkdirTemp("", tempPattern("proxy"))
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	var uln net.Listener
+	if err == nil {
+		uln, err = net.Listen("unix", filepath.Join(dir, "proxy.sock"))
+	}
+	if err == nil {
+		err = os.Chmod(filepath.Join(dir, "proxy.sock"), 0o666)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("sandbox: network proxy: %w", err)
+	}
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, pol: pol}
+	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, socket: filepath.Join(dir, "proxy.sock"), pol: pol}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	go srv.Serve(ln) // for the life of the worker
+	go srv.Serve(ln)  // for the life of the worker
+	go srv.Serve(uln) // likewise
 	return p, nil
 }
 
@@ -131,18 +160,6 @@ type policy struct {
 	allow     []netip.Prefix
 }
 
-// special are address ranges that are not the public internet, beyond
-// what netip's Is* methods cover.
-var special = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT, often a cluster's pod network
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: could embed any IPv4 address
-	netip.MustParsePrefix("2002::/16"),    // 6to4: likewise
-}
-
 // check resolves hostport and returns the address to dial, or why not.
 func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, error) {
 	host, portText, err := net.SplitHostPort(hostport)
@@ -157,44 +174,21 @@ func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, e
 	if err != nil {
 		return netip.AddrPort{}, err
 	}
-	frontend := pol.frontendAddrs(ctx)
+	// Every address the name resolves to must pass, not only the one
+	// dialled: a refused one means the name is aimed inside.
+	frontend, own := pol.frontendAddrs(ctx), ownAddrs()
 	for _, a := range addrs {
-		if slices.Contains(frontend, a) {
-			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is the Temporal frontend's host", errRefused, host, a)
+		if f, ok := isAny(a, frontend); ok {
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is the Temporal frontend's host (%s)", errRefused, host, a, f)
 		}
 		if why := pol.notPublic(a); why != "" {
-			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is a %s address", errRefused, host, a, why)
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is %s", errRefused, host, a, why)
+		}
+		if o, ok := isAny(a, own); ok { // whatever AllowNets says
+			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is an address of this host (%s)", errRefused, host, a, o)
 		}
 	}
 	return netip.AddrPortFrom(addrs[0], uint16(port)), nil
-}
-
-// notPublic says what kind of address a is when commands may not reach
-// it, "" when they may.
-func (pol policy) notPublic(a netip.Addr) string {
-	for _, p := range pol.allow {
-		if p.Contains(a) {
-			return ""
-		}
-	}
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsPrivate():
-		return "private"
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return "link-local"
-	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return "multicast"
-	case a.IsUnspecified():
-		return "unspecified"
-	}
-	for _, p := range special {
-		if p.Contains(a) {
-			return "special-purpose"
-		}
-	}
-	return ""
 }
 
 // frontendAddrs resolves the frontend hosts now: their addresses may

@@ -26,7 +26,7 @@ func TestPolicyRefusesWhatIsNotThePublicInternet(t *testing.T) {
 		"[fc00::1]:443":            "private",
 		"169.254.169.254:80":       "link-local", // cloud metadata
 		"100.64.0.1:80":            "special-purpose",
-		"[64:ff9b::a00:1]:80":      "special-purpose",
+		"[64:ff9b::a00:1]:80":      "a NAT64 address that embeds 10.0.0.1, a private address",
 		"[::ffff:127.0.0.1]:80":    "the Temporal frontend's host",
 		"0.0.0.0:7233":             "unspecified",
 		"239.1.2.3:80":             "multicast",

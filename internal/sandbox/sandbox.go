@@ -56,7 +56,7 @@ type Config struct {
 	// AllowNets are address ranges outside the public internet that
 	// commands with network on may reach anyway (a package mirror on a
 	// private network). Loopback, private, link-local and other special
-	// addresses are refused otherwise.
+	// addresses are refused otherwise; this host's own addresses always.
 	AllowNets []netip.Prefix
 	// NoNetwork refuses commands that ask for network.
 	NoNetwork bool
@@ -94,6 +94,7 @@ type Sandbox struct {
 	cfg     Config
 	mode    Mode
 	bwrap   string   // bwrap's path (Bwrap)
+	bridge  string   // the network bridge's binary (Bwrap, netns.go)
 	version string   // bwrap --version
 	prlimit string   // prlimit's path
 	abi     int      // the kernel's Landlock ABI version, 0 without Landlock

@@ -14,7 +14,9 @@ import (
 const WorkerBinEnv = "AGENTLOOP_WORKER_BIN"
 
 // WorkerBin returns the real worker binary: $AGENTLOOP_WORKER_BIN when
-// set, else ./worker of this module built into dir.
+// set, else ./worker of this module built into dir. Beside it, as a
+// deployment installs them, is agentloop-netbridge (./netbridge), which
+// network-on commands start in their empty network namespace.
 func WorkerBin(dir string) (string, error) {
 	if bin := os.Getenv(WorkerBinEnv); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
@@ -31,6 +33,12 @@ func WorkerBin(dir string) (string, error) {
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./worker: %w\n%s", err, out)
+	}
+	nb := exec.Command("go", "build", "-o", filepath.Join(dir, "agentloop-netbridge"), "./netbridge")
+	nb.Dir = cmd.Dir
+	nb.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the Dockerfile builds it
+	if out, err := nb.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./netbridge: %w\n%s", err, out)
 	}
 	return bin, nil
 }

@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
+)
+
+// A bwrap command with network on gets an empty network namespace, as one
+// with network off does: loopback and nothing else. What it may not do
+// therefore cannot be reached at all, rather than being refused one
+// mechanism at a time: a socket it listens on is invisible to the host,
+// the frontend and the host's services are not there to connect to, and
+// no packet of the worker's is there to capture. The proxy comes in as a
+// Unix socket, bind-mounted, and the bridge (package netbridge), which
+// bwrap starts in place of the command, listens on bridgePort inside the
+// namespace and forwards to it; HTTP_PROXY names that port.
+//
+// The bridge is a process of its own rather than a socket the worker
+// makes inside the namespace: entering another network namespace takes
+// CAP_SYS_ADMIN in the worker's own user namespace, which an unprivileged
+// worker lacks. It is a small binary (agentloop-netbridge, started in
+// about a millisecond) because the worker's own takes tens of
+// milliseconds to initialise its packages; the worker still serves as the
+// bridge where the small one is not installed.
+const (
+	bridgeDir    = "/run/agentloop"
+	bridgeBin    = bridgeDir + "/" + netbridge.Name
+	bridgeSocket = bridgeDir + "/proxy.sock"
+	bridgePort   = 3128
+)
+
+var bridgeURL = "http://127.0.0.1:" + strconv.Itoa(bridgePort)
+
+// findBridge returns agentloop-netbridge next to the running binary or on
+// PATH, else the running binary itself (which links netbridge, and so is
+// the bridge when run under its name).
+func findBridge() string {
+	self, err := os.Executable()
+	if err == nil {
+		if p := filepath.Join(filepath.Dir(self), netbridge.Name); isExecutable(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(netbridge.Name); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return self
+}
+
+func isExecutable(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
+}
+
+// bridgeMounts bind the bridge's binary (read-only) and the proxy's
+// socket into the sandbox.
+func (s *Sandbox) bridgeMounts(a []string) []string {
+	return append(a, "--ro-bind", s.bridge, bridgeBin, "--bind", s.proxy.socket, bridgeSocket)
+}
+
+// bridgeCommand comes before the command: the bridge starts it.
+func bridgeCommand() []string {
+	return []string{bridgeBin, "127.0.0.1:" + strconv.Itoa(bridgePort), bridgeSocket, "--"}
+}
+
+// restrictNetwork prepares a bwrap command that asks for network, and
+// returns the proxy URL it gets. Besides the empty namespace, the thread
+// that starts bwrap keeps the Landlock and seccomp rules that held when
+// commands shared the worker's namespace, a second layer: TCP may bind
+// and connect to the bridge's port alone (Landlock), no other kind of
+// internet socket may be opened (seccomp: UDP, raw and MPTCP sockets,
+// which Landlock does not see, and io_uring), and nothing outside the
+// sandbox may be signalled or reached through an abstract socket.
+func (s *Sandbox) restrictNetwork(network bool) (string, error) {
+	if !network {
+		return "", nil
+	}
+	if _, err := s.theProxy(); err != nil {
+		return "", err
+	}
+	cfg := landlock.Config{
+		HandledAccessNet: landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP),
+		Scoped:           landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal),
+	}.BestEffort()
+	rules := []landlock.Rule{landlock.ConnectTCP(bridgePort), landlock.BindTCP(bridgePort)}
+	return bridgeURL, restrictThread(cfg, rules, socketFilter(true))
+}

@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A network-on command that listens without bind(): under bwrap the port
+// is in the command's own empty namespace, where the host cannot reach
+// it; under Landlock, which shares the worker's, listen is refused.
+func TestNetworkOnListenIsUnreachable(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	for mode, s := range modes(t, Config{}) {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := t.TempDir()
+			out, err := os.CreateTemp(t.TempDir(), "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			p, err := s.Start(Spec{Shell: "/bin/bash", Dir: ws, Output: out, Network: true, Command: `python3 -c "
+import socket, os
+s = socket.socket()
+s.listen()
+s.settimeout(1)
+open('port.tmp', 'w').write(str(s.getsockname()[1]))
+os.rename('port.tmp', 'port')
+for i in range(300):
+    try:
+        c, _ = s.accept()
+        print('ACCEPTED', flush=True)
+        break
+    except socket.timeout:
+        if os.path.exists('tried'):
+            print('NO-CONNECTION', flush=True)
+            break
+" 2>&1`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Dial the port once it is known (or until the command ends,
+			// when listen was refused), then say so.
+			for {
+				b, err := os.ReadFile(filepath.Join(ws, "port"))
+				if err == nil {
+					c, err := net.DialTimeout("tcp", "127.0.0.1:"+string(bytes.TrimSpace(b)), 10*time.Second)
+					if err == nil {
+						c.Close()
+					}
+					t.Logf("dialled port %s: %v", b, err)
+					os.WriteFile(filepath.Join(ws, "tried"), nil, 0o644)
+					break
+				}
+				select {
+				case <-p.done:
+				case <-time.After(20 * time.Millisecond):
+					continue
+				}
+				break
+			}
+			if _, err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(out.Name())
+			t.Logf("%s", b)
+			want := map[Mode]string{Bwrap: "NO-CONNECTION", Landlock: "PermissionError"}[mode]
+			if strings.Contains(string(b), "ACCEPTED") || !strings.Contains(string(b), want) {
+				t.Errorf("want %q, and no connection accepted:\n%s", want, b)
+			}
+		})
+	}
+}
+
+// The positive path, through the bridge and the proxy with real traffic:
+// a loopback server AllowNets opens answers, the namespace holds loopback
+// alone, and HTTP_PROXY names the bridge.
+func TestNetworkOnReachesAnAllowedServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Read(make([]byte, 4096))
+			c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 8\r\n\r\nREACHED\n"))
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for mode, s := range modes(t, Config{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}}) {
+		t.Run(string(mode), func(t *testing.T) {
+			out, exit := run(t, s, t.TempDir(), `curl -sS --max-time 30 http://127.0.0.2:`+port+`/; curl -sS --max-time 30 http://[::127.0.0.1]:`+port+`/; echo; echo proxy=$HTTPS_PROXY; tail -n +3 /proc/net/dev | cut -d: -f1`, true)
+			t.Logf("%s", out)
+			wantIn(t, out, "REACHED", "::127.0.0.1 (::7f00:1) is an IPv4-compatible address that embeds 127.0.0.1, a loopback address", "proxy=http://127.0.0.1:")
+			if mode == Bwrap {
+				wantIn(t, out, "proxy="+bridgeURL)
+				if ifaces := strings.Fields(out[strings.LastIndex(out, "proxy="):])[1:]; len(ifaces) != 1 || ifaces[0] != "lo" {
+					t.Errorf("interfaces in the sandbox: %v, want lo alone", ifaces)
+				}
+			}
+			if exit.Code != 0 {
+				t.Errorf("exit %+v", exit)
+			}
+		})
+	}
+}
+
+// The bridge exits as the command did, 128+N for a signal as bwrap
+// reports it, and it works for commands of another user (RunAs, whose
+// prlimit runs inside the bridge's command), given a bridge binary that
+// user may read.
+func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "netbridge-") // t.TempDir's parent is root's alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bridge := filepath.Join(dir, "agentloop-netbridge")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bridge, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	configs := map[string]Config{"worker's user": {Mode: Bwrap}}
+	if os.Geteuid() == 0 {
+		configs["nobody"] = Config{Mode: Bwrap, RunAs: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			s, err := New(cfg)
+			if err != nil {
+				t.Skipf("bwrap: %v", err)
+			}
+			s.bridge = bridge
+			ws, err := os.MkdirTemp("", "netbridge-ws-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(ws)
+			os.Chmod(ws, 0o777)
+			for command, want := range map[string]int{"exit 7": 7, "kill -9 $$": 128 + 9, "curl -sS -o /dev/null -w '%{http_code}' http://127.0.0.1:1/; echo; exit 3": 3} {
+				out, exit := run(t, s, ws, command, true)
+				if exit.Code != want {
+					t.Errorf("%q: exit %+v, want code %d; output:\n%s", command, exit, want, out)
+				}
+				if strings.HasPrefix(command, "curl") && !strings.Contains(out, "403") {
+					t.Errorf("%q: want the proxy's 403 through the bridge:\n%s", command, out)
+				}
+			}
+		})
+	}
+}
