@@ -13,10 +13,14 @@
 //     and network namespaces; the system directories read-only, the
 //     workspace read-write, a private /tmp, nothing else mounted; no
 //     capabilities; the limits set with prlimit(2) before the command runs.
+//     A root worker's commands run as DefaultUser on an idmapped mount of
+//     the workspace (idmap.go).
 //   - landlock.go: the fallback where user namespaces are unavailable:
 //     Landlock file-system, TCP and IPC-scope rules and a seccomp filter
-//     (seccomp.go) on the thread that starts the command, a private
-//     temporary directory, and the limits through prlimit(1).
+//     (seccomp.go) on the thread that starts the command, every
+//     capability dropped (caps.go), a private temporary directory, and
+//     the limits through prlimit(1). It refuses to run commands as root.
+//   - fds.go: the worker's inherited descriptors are marked close-on-exec.
 //   - proxy.go: what "network on" reaches: an HTTP proxy in the worker
 //     that refuses loopback, private and link-local addresses and the
 //     Temporal frontend; Landlock lets the command connect to that one

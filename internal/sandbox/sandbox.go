@@ -95,6 +95,11 @@ type Sandbox struct {
 	system  []string // system directories that exist here
 	hidden  []string // Config.Hide, cleaned, those that exist
 	reason  string   // why Auto did not use bwrap
+	// runAs is the host user of commands: Config.RunAs, or DefaultUser
+	// for a root worker under bwrap, whose workspaces are then mounted
+	// idmapped (idmap.go).
+	runAs *syscall.Credential
+	idmap *idmap
 
 	proxyOnce sync.Once
 	proxy     *proxy
