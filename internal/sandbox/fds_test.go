@@ -22,3 +22,28 @@ func TestInheritedDescriptorsCloseOnExec(t *testing.T) {
 		t.Errorf("descriptor %d: flags %#x, %v; want FD_CLOEXEC", fd, flags, err)
 	}
 }
+
+// After the worker's start-up marking, neither what this process
+// inherited (go test's own launcher may leave some) nor bwrap's own
+// descriptors (--json-status-fd, --block-fd) reach the command: its shell
+// holds 0-2 only. (Landlock's commands get what Go's exec passes, 0-2,
+// and cannot read /proc to show it.)
+func TestBwrapCommandsHoldThreeDescriptors(t *testing.T) {
+	if err := CloseInheritedOnExec(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Mode: Bwrap})
+	if err != nil {
+		t.Skipf("bwrap unavailable: %v", err)
+	}
+	for _, network := range []bool{false, true} {
+		if network && s.abi < 4 {
+			continue
+		}
+		// `; true`: bash would otherwise exec ls in its own place.
+		out, _ := run(t, s, t.TempDir(), `ls /proc/$$/fd; true`, network)
+		if out != "0\n1\n2\n" {
+			t.Errorf("network %v: the shell holds descriptors\n%s", network, out)
+		}
+	}
+}
