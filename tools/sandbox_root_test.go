@@ -60,6 +60,26 @@ func TestAttackSuiteAsRoot(t *testing.T) {
 	mtu, err := os.ReadFile("/sys/class/net/lo/mtu")
 	require.NoError(t, err)
 
+	// The same rows but the capabilities one (a worker without
+	// CAP_SETPCAP cannot empty the bounding set, nor needs to) for a worker
+	// that is not root: dropping what it does not hold must not stop it.
+	// First: the root workers below make the content store root's.
+	t.Run("landlock, worker as nobody", func(t *testing.T) {
+		model := fakeprovider.New(t)
+		queue := "attack-nobody-landlock-" + testenv.Suffix()
+		w.startWorkerAs(t, nobody, queue, model.URL, "-sandbox", "landlock")
+		var as []attack
+		for _, a := range available(t, rootAttacks(w, strings.TrimSpace(string(mtu)))) {
+			if a.name != "capabilities" {
+				as = append(as, a)
+			}
+		}
+		script(model, callsOf(as))
+		out, res := w.run(t, queue, nil)
+		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+		checkRefused(t, as, out)
+	})
+
 	t.Run("landlock refuses root commands", func(t *testing.T) {
 		cmd := w.workerCommand(t, nil, "attack-root-refused-"+testenv.Suffix(), "http://127.0.0.1:1", "-sandbox", "landlock")
 		done := make(chan struct{})
