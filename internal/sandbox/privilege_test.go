@@ -162,3 +162,26 @@ func BenchmarkIdmapMount(b *testing.B) {
 		}
 	}
 }
+
+// Where the workspace's file system cannot be idmapped (ramfs) a root
+// worker's command is refused with an error that says why and what to do,
+// rather than run as root.
+func TestBwrapRootRefusesAWorkspaceThatCannotBeIdmapped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	s, err := New(Config{Mode: Bwrap})
+	if err != nil {
+		t.Skipf("bwrap unavailable: %v", err)
+	}
+	ws := t.TempDir()
+	if err := syscall.Mount("ramfs", ws, "ramfs", 0, ""); err != nil {
+		t.Skipf("no ramfs to mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ws, syscall.MNT_DETACH) })
+	_, err = s.Start(Spec{Shell: "/bin/bash", Command: "id -u", Dir: ws, Output: os.Stdout})
+	if err == nil || !strings.Contains(err.Error(), "cannot be mounted idmapped") || !strings.Contains(err.Error(), "-sandbox-user") {
+		t.Fatalf("got %v, want a refusal saying the workspace cannot be idmapped", err)
+	}
+	t.Log(err)
+}
