@@ -20,20 +20,18 @@ import (
 // system directories (/etc/shadow).
 var DefaultUser = syscall.Credential{Uid: 65534, Gid: 65534}
 
-// The workspace of such a command is an idmapped mount: files owned on
+// idmap mounts the workspaces of those commands idmapped: files owned on
 // disk by the workspace's owner (root, for the files the worker's file
 // tools write) appear owned by DefaultUser, and what the command creates
 // lands on disk owned by the workspace's owner. Nothing on disk is
 // chowned. The mount is made in a mount namespace of the thread that
-// starts bwrap, at stageDir, which bwrap binds at the workspace's path;
-// no other process of the host sees it, and it goes away with the
-// sandbox, even when the worker is killed.
+// starts bwrap, at stage, which bwrap binds at the workspace's path; no
+// other process of the host sees it, and it goes away with the sandbox,
+// even when the worker is killed.
 //
 // bwrap runs as the command's user, who must reach the mount: the
 // workspace's own path may cross root-only directories (/root/project),
 // so the mount is put at a fixed, empty, root-owned directory instead.
-
-// idmap is what the idmapped workspace mounts of one Sandbox share.
 type idmap struct {
 	stage string // where the mount goes in the thread's namespace
 	mu    sync.Mutex

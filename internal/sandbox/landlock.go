@@ -35,7 +35,10 @@ func (s *Sandbox) useLandlock() error {
 	if s.prlimit == "" {
 		return errors.New("landlock: prlimit (util-linux) not found")
 	}
-	if uid := os.Geteuid(); uid == 0 && s.cfg.RunAs == nil || s.cfg.RunAs != nil && s.cfg.RunAs.Uid == 0 {
+	asRoot := s.cfg.RunAs == nil && os.Geteuid() == 0 || s.cfg.RunAs != nil && s.cfg.RunAs.Uid == 0
+	if asRoot {
+		// Without user namespaces no workspace can be idmapped (idmap.go),
+		// so a default user could not write the workspaces.
 		return errors.New("landlock: commands would run as root, who reads every root-only file the rules leave readable (/etc); give -sandbox-user an unprivileged user that can write the workspaces, or install bubblewrap")
 	}
 	s.mode, s.runAs = Landlock, s.cfg.RunAs
@@ -48,10 +51,9 @@ func (s *Sandbox) useLandlock() error {
 
 // startLandlock starts the command as the worker's child, with the thread
 // that forks it stripped of every capability (caps.go) and under Landlock
-// rules (read-only system, read-write
-// workspace and a private temporary directory, no TCP but the proxy's
-// port, no signals or abstract sockets out of the sandbox) and a seccomp
-// filter, and the limits set by prlimit(1), which then executes the shell.
+// rules (read-only system, read-write workspace and a private temporary
+// directory, no TCP but the proxy's port, no signals or abstract sockets
+// out of the sandbox) and a seccomp filter, and the limits set by prlimit(1), which then executes the shell.
 // Landlock also keeps it from ptracing or reading /proc of processes
 // outside its domain, the worker among them.
 func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), error) {

@@ -27,14 +27,14 @@ const (
 
 // socketFilter is a seccomp program for the cases where commands share a
 // network namespace with the worker (Landlock mode, or network on). It
-// allows Unix sockets and refuses every family but internet sockets:
-// packet sockets (which capture the worker's traffic given CAP_NET_RAW),
-// netlink (which lists and, given CAP_NET_ADMIN, changes the host's
-// interfaces and routes; glibc's resolver does without it), and the rest.
-// It refuses internet sockets that Landlock's TCP rules do not govern: with
-// network off every AF_INET and AF_INET6 socket, with network on all but
-// plain TCP (UDP, raw sockets and MPTCP, which would reach loopback
-// untouched). It also refuses io_uring, whose socket operations bypass
+// allows Unix and internet sockets only: packet sockets (which capture the
+// worker's traffic given CAP_NET_RAW), netlink (which lists and, given
+// CAP_NET_ADMIN, changes the host's interfaces and routes; glibc's
+// resolver does without it) and every other family are refused. Of
+// internet sockets it refuses those that Landlock's TCP rules do not
+// govern: with network off every AF_INET and AF_INET6 socket, with network
+// on all but plain TCP (UDP, raw sockets and MPTCP, which would reach
+// loopback untouched). It also refuses io_uring, whose socket operations bypass
 // seccomp, and kills processes that use another syscall ABI (x32, or
 // 32-bit code on a 64-bit kernel), whose socket calls it cannot see.
 // nil where the architecture is not supported.
