@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/user"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
 	d := DefaultLimits
 	fs.StringVar(&f.mode, "sandbox", string(Auto), "how bash's commands are isolated: auto (bwrap, else landlock), bwrap, landlock, or none (unsandboxed: commands get the worker's files, secrets and network)")
-	fs.Uint64Var(&f.procs, "sandbox-procs", d.Procs, "processes a command may run at once (RLIMIT_NPROC; not applied by the kernel to root, see -sandbox-user)")
+	fs.Uint64Var(&f.procs, "sandbox-procs", d.Procs, "processes a command may run at once (RLIMIT_NPROC; not applied by the kernel to root, whose commands run as -sandbox-user or nobody)")
 	fs.Uint64Var(&f.memoryMB, "sandbox-memory-mb", d.Memory>>20, "MiB of data memory per process (RLIMIT_DATA)")
 	fs.DurationVar(&f.cpu, "sandbox-cpu", d.CPU, "CPU time per process (RLIMIT_CPU)")
 	fs.Uint64Var(&f.fileSizeMB, "sandbox-file-size-mb", d.FileSize>>20, "MiB per file a command writes (RLIMIT_FSIZE)")
@@ -114,8 +113,6 @@ func (s *Sandbox) Describe() string {
 		if s.idmap != nil {
 			who += fmt.Sprintf(" (a root worker's default), on the workspace mounted idmapped: its owner's files appear as uid %d's and stay its owner's on disk", s.runAs.Uid)
 		}
-	} else if os.Geteuid() == 0 {
-		who = "as root, to whom the kernel does not apply the process limit (see -sandbox-user)"
 	}
 	if s.mode == Bwrap {
 		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities, /tmp %d MiB; %s; %s; commands run %s",
