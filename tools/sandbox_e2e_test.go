@@ -29,6 +29,7 @@ const (
 	works    = "works"    // it succeeds: the sandbox alone stops it
 	dumpable = "dumpable" // the worker's PR_SET_DUMPABLE 0 stops it too
 	notRun   = "not run"  // unbounded without the sandbox's limits
+	startUp  = "start-up" // the worker's start-up stops it in every mode
 )
 
 type attack struct {
@@ -71,6 +72,8 @@ func attacks(w *attackWorld) []attack {
 			leak: "HTTP/1.1 200", blocked: []string{"Connection refused"}, unsandboxed: works},
 		{name: "loopback listener", command: fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3`, w.listener),
 			leak: "LISTENER-SECRET", blocked: []string{"Connection refused"}, unsandboxed: works},
+		{name: "inherited descriptor", command: `cat <&9`,
+			leak: w.inherited, blocked: []string{"9: Bad file descriptor"}, unsandboxed: startUp},
 		{name: "mass spawn", command: `for i in $(seq 100); do sleep 30 & done; echo "spawned $(jobs -p | wc -l) of 100"`, timeout: 8,
 			leak: "spawned 100 of 100", blocked: []string{"Resource temporarily unavailable"}, unsandboxed: works},
 		{name: "fork bomb", command: `b(){ b & b & }; b; sleep 10`, timeout: 3,
@@ -206,6 +209,10 @@ func TestAttackSuite(t *testing.T) {
 			case works:
 				if !strings.Contains(got, a.leak) {
 					t.Errorf("%s: want the attack to work without the sandbox (%q) in:\n%s", a.name, a.leak, got)
+				}
+			case startUp:
+				if strings.Contains(got, a.leak) || !strings.Contains(got, a.blocked[0]) {
+					t.Errorf("%s: want the worker's start-up to stop it (%q) in:\n%s", a.name, a.blocked[0], got)
 				}
 			case dumpable:
 				if strings.Contains(got, a.leak) || !strings.Contains(got, "ermi") && !strings.Contains(got, "not permitted") {

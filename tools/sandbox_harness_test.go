@@ -49,6 +49,9 @@ type attackWorld struct {
 	keysFile, bin     string
 	apiKey, victimEnv string
 	planted           map[string]string // path -> the secret text planted in it
+	// inheritedFile is root-only; the worker starts with descriptor 9
+	// open on it, holding the text inherited.
+	inheritedFile, inherited string
 	// Loopback listeners: on the frontend's host, on another loopback
 	// address, and on 127.0.0.3, which -sandbox-allow-nets lets through.
 	listener, listener2, allowed int
@@ -100,6 +103,9 @@ func newAttackWorld(t *testing.T) *attackWorld {
 		}
 		return os.Chown(p, int(nobody.Uid), int(nobody.Gid))
 	}))
+	w.inherited = "INHERITED-SECRET-" + strconv.Itoa(rand.IntN(1e9))
+	w.inheritedFile = filepath.Join(w.base, "inherited-secret")
+	require.NoError(t, os.WriteFile(w.inheritedFile, []byte(w.inherited+"\n"), 0o600)) // root's, after the walk above
 	w.startServer(t)
 	w.bin = buildWorker(t, w.base)
 	w.listener = listen(t, "127.0.0.1", "LISTENER-SECRET\n")
@@ -207,16 +213,34 @@ func (w *attackWorld) startVictims(t *testing.T) {
 // startWorker starts the real worker as nobody with the planted secrets in
 // its environment and files, the fake model at model, and sandbox flags.
 func (w *attackWorld) startWorker(t *testing.T, queue, model string, flags ...string) {
+	w.startWorkerAs(t, nobody, queue, model, flags...)
+}
+
+// workerCommand is the worker's command line, run as user (nil: root),
+// with descriptor 9 open on a root-only file, as a launcher's `9</secret`
+// would leave it.
+func (w *attackWorld) workerCommand(t *testing.T, user *syscall.Credential, queue, model string, flags ...string) *exec.Cmd {
 	args := append([]string{"-address", "127.0.0.1:" + strconv.Itoa(w.grpc), "-task-queue", queue,
 		"-workspace", w.ws, "-store", w.storeDir, "-log-level", "warn"}, flags...)
 	cmd := exec.Command(w.bin, args...)
 	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
 		"OPENAI_COMPATIBLE_BASE_URL=" + model, "OPENAI_COMPATIBLE_API_KEY=" + w.apiKey,
 		"AGENTLOOP_CODEC_KEYS_FILE=" + w.keysFile}
+	inherited, err := os.Open(w.inheritedFile)
+	require.NoError(t, err)
+	t.Cleanup(func() { inherited.Close() })
+	cmd.ExtraFiles = make([]*os.File, 7) // descriptors 3 to 9; nil ones are closed
+	cmd.ExtraFiles[6] = inherited
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: user, Setpgid: true}
+	return cmd
+}
+
+// startWorkerAs starts the worker as user (nil: root).
+func (w *attackWorld) startWorkerAs(t *testing.T, user *syscall.Credential, queue, model string, flags ...string) {
+	cmd := w.workerCommand(t, user, queue, model, flags...)
 	log, err := os.Create(filepath.Join(w.base, queue+".log"))
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: nobody, Setpgid: true}
 	require.NoError(t, cmd.Start())
 	w.workerPID = cmd.Process.Pid
 	t.Cleanup(func() {
@@ -259,9 +283,14 @@ func script(model *fakeprovider.Server, calls []attackCall) {
 
 // run starts an attack run on queue and returns each call's result text.
 func (w *attackWorld) run(t *testing.T, queue string, sb *agent.SandboxConfig) (map[string]string, workflows.AgentLoopResult) {
+	return w.runIn(t, queue, w.ws, sb)
+}
+
+// runIn is run in workspace ws.
+func (w *attackWorld) runIn(t *testing.T, queue, ws string, sb *agent.SandboxConfig) (map[string]string, workflows.AgentLoopResult) {
 	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{
 		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: []string{"bash"},
-		Workspace: w.ws, Sandbox: sb,
+		Workspace: ws, Sandbox: sb,
 	}, Prompt: "Follow the instructions in README.md."}
 	run := testenv.Start(t, w.c, queue, "attack-", in)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

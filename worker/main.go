@@ -34,6 +34,9 @@ import (
 
 func main() {
 	protectErr := secretenv.Protect() // first: no other process of this user may read our memory or environ
+	// Descriptors inherited from the launcher must not reach commands or
+	// MCP servers (they may hold secrets, sockets, the launcher's files).
+	fdErr := sandbox.CloseInheritedOnExec()
 	address := flag.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
 	namespace := flag.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
@@ -62,6 +65,9 @@ func main() {
 
 	logger, z := logging.New(*logLevel, *logJSON)
 	defer func() { _ = z.Sync() }()
+	if fdErr != nil {
+		z.Sugar().Fatalw("cannot mark inherited descriptors close-on-exec: commands would get them", "reason", fdErr.Error())
+	}
 	if protectErr != nil {
 		z.Sugar().Warnw("cannot mark the worker non-dumpable", "reason", protectErr.Error())
 	}

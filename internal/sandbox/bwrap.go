@@ -31,9 +31,15 @@ func (s *Sandbox) useBwrap() error {
 	if s.prlimit == "" {
 		return errors.New("bwrap: prlimit (util-linux) not found")
 	}
-	s.bwrap, s.mode, s.bridge = path, Bwrap, findBridge()
+	s.bwrap, s.mode, s.bridge, s.runAs = path, Bwrap, findBridge(), s.cfg.RunAs
+	if s.runAs == nil && os.Geteuid() == 0 {
+		if s.idmap, err = newIdmap(); err != nil {
+			return fmt.Errorf("bwrap: a root worker's commands run as uid %d on an idmapped workspace: %v", DefaultUser.Uid, err)
+		}
+		s.runAs = &DefaultUser
+	}
 	if err := s.probe(); err != nil {
-		s.bwrap, s.mode = "", ""
+		s.bwrap, s.mode, s.runAs, s.idmap = "", "", nil, nil
 		return fmt.Errorf("bwrap: %v", err)
 	}
 	s.version = bwrapVersion(path)
@@ -47,8 +53,8 @@ func (s *Sandbox) probe() error {
 		return err
 	}
 	defer os.RemoveAll(ws)
-	if s.cfg.RunAs != nil {
-		if err := chownAll(int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid), ws); err != nil {
+	if s.runAs != nil && s.idmap == nil {
+		if err := chownAll(int(s.runAs.Uid), int(s.runAs.Gid), ws); err != nil {
 			return err
 		}
 	}
@@ -91,7 +97,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		"--new-session",
 		"--json-status-fd", "3",
 	}
-	if s.cfg.RunAs == nil {
+	if s.runAs == nil {
 		a = append(a, "--block-fd", "4") // until the limits are set
 	}
 	a = append(a, "--unshare-net") // with network on too (netns.go)
@@ -111,7 +117,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	}
 	a = append(a, "--dev", "/dev", "--proc", "/proc",
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
-		"--bind", ws, ws)
+		"--bind", s.workspaceSource(ws), ws)
 	a = s.masks(a, ws, ws)
 	for _, dir := range s.readOnly(spec) {
 		a = append(a, "--ro-bind", dir, dir)
@@ -120,11 +126,20 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if spec.Network {
 		a = append(a, bridgeCommand()...)
 	}
-	if s.cfg.RunAs != nil {
+	if s.runAs != nil {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
 	return append(a, spec.Shell, "-c", spec.Command)
+}
+
+// workspaceSource is what bwrap binds at the workspace's path: the
+// workspace, or its idmapped mount.
+func (s *Sandbox) workspaceSource(ws string) string {
+	if s.idmap != nil {
+		return s.idmap.stage
+	}
+	return ws
 }
 
 // masks covers each hidden path inside dir: a directory with an empty
@@ -184,6 +199,12 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	if err != nil {
 		return nil, err
 	}
+	if s.idmap != nil {
+		// Before restrictNetwork: Landlock forbids mounting.
+		if err := s.idmap.mount(ws); err != nil {
+			return nil, err
+		}
+	}
 	proxyURL, err := s.restrictNetwork(spec.Network)
 	if err != nil {
 		return nil, err
@@ -197,7 +218,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.ExtraFiles = []*os.File{statusW} // fd 3
 	var blockW *os.File
-	if s.cfg.RunAs == nil {
+	if s.runAs == nil {
 		var blockR *os.File
 		if blockR, blockW, err = os.Pipe(); err != nil {
 			statusR.Close()
@@ -208,7 +229,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		defer blockW.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, blockR) // fd 4
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.runAs}
 	err = cmd.Start()
 	statusW.Close()
 	if err != nil {

@@ -14,6 +14,8 @@
 //     workspace read-write, a private /tmp, the run's saved outputs
 //     read-only (Spec.ReadOnly), nothing else mounted; no
 //     capabilities; the limits set with prlimit(2) before the command runs.
+//     A root worker's commands run as DefaultUser on an idmapped mount of
+//     the workspace (idmap.go).
 //   - netns.go: "network on" under bubblewrap: the network namespace stays
 //     empty (loopback only); the proxy comes in as a Unix socket, and the
 //     bridge (package netbridge, the agentloop-netbridge binary) listens
@@ -23,9 +25,11 @@
 //   - landlock.go: the fallback where user namespaces are unavailable:
 //     Landlock file-system, TCP and IPC-scope rules and seccomp filters
 //     (seccomp.go, listenfilter.go) on the thread that starts the command,
-//     a private temporary directory, and the limits through prlimit(1).
-//     Commands share the worker's network namespace: with network on,
-//     TCP may connect to the proxy's port alone and listen is refused.
+//     every capability dropped (caps.go), a private temporary directory,
+//     and the limits through prlimit(1). It refuses to run commands as
+//     root. Commands share the worker's network namespace: with network
+//     on, TCP may connect to the proxy's port alone and listen is refused.
+//   - fds.go: the worker's inherited descriptors are marked close-on-exec.
 //   - proxy.go, addrpolicy.go: what "network on" reaches: an HTTP proxy
 //     in the worker that resolves once, dials the address it checked, and
 //     refuses loopback, private, link-local, site-local, CGNAT and other

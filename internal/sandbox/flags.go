@@ -28,7 +28,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
 	d := DefaultLimits
 	fs.StringVar(&f.mode, "sandbox", string(Auto), "how bash's commands are isolated: auto (bwrap, else landlock), bwrap, landlock, or none (unsandboxed: commands get the worker's files, secrets and network)")
-	fs.Uint64Var(&f.procs, "sandbox-procs", d.Procs, "processes a command may run at once (RLIMIT_NPROC; not applied by the kernel to root, see -sandbox-user)")
+	fs.Uint64Var(&f.procs, "sandbox-procs", d.Procs, "processes a command may run at once (RLIMIT_NPROC; not applied by the kernel to root, whose commands run as -sandbox-user or nobody)")
 	fs.Uint64Var(&f.memoryMB, "sandbox-memory-mb", d.Memory>>20, "MiB of data memory per process (RLIMIT_DATA)")
 	fs.DurationVar(&f.cpu, "sandbox-cpu", d.CPU, "CPU time per process (RLIMIT_CPU)")
 	fs.Uint64Var(&f.fileSizeMB, "sandbox-file-size-mb", d.FileSize>>20, "MiB per file a command writes (RLIMIT_FSIZE)")
@@ -36,7 +36,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Uint64Var(&f.tmpMB, "sandbox-tmp-mb", d.TmpSize>>20, "MiB of the private /tmp (memory)")
 	fs.BoolVar(&f.allowNetwork, "sandbox-allow-network", true, `let runs that ask for it ("sandbox": {"network": "on"}) reach the public internet through the worker's proxy`)
 	fs.StringVar(&f.allowNets, "sandbox-allow-nets", "", "comma-separated address ranges beyond the public internet that network-on commands may reach (a package mirror: 10.1.2.3/32); never the Temporal frontend or this host's own addresses")
-	fs.StringVar(&f.runAs, "sandbox-user", "", "run commands as this user (name or uid:gid), for a worker running as root; the workspaces must be writable by it")
+	fs.StringVar(&f.runAs, "sandbox-user", "", "run commands as this user (name or uid:gid), for a worker running as root; the workspaces must be writable by it. Without it a root worker's commands run as nobody (65534) on an idmapped workspace under bwrap, and the Landlock fallback refuses to start")
 	return f
 }
 
@@ -115,10 +115,11 @@ func (s *Sandbox) Describe() string {
 	limits := fmt.Sprintf("limits: %d processes, %d MiB data, %s CPU, %d MiB files, %d open files",
 		l.Procs, l.Memory>>20, l.CPU, l.FileSize>>20, l.OpenFiles)
 	who := "as the worker's user"
-	if s.cfg.RunAs != nil {
-		who = fmt.Sprintf("as uid %d gid %d", s.cfg.RunAs.Uid, s.cfg.RunAs.Gid)
-	} else if os.Geteuid() == 0 {
-		who = "as root, to whom the kernel does not apply the process limit (see -sandbox-user)"
+	if s.runAs != nil {
+		who = fmt.Sprintf("as uid %d gid %d", s.runAs.Uid, s.runAs.Gid)
+		if s.idmap != nil {
+			who += fmt.Sprintf(" (a root worker's default), on the workspace mounted idmapped: its owner's files appear as uid %d's and stay its owner's on disk", s.runAs.Uid)
+		}
 	}
 	if s.mode == Bwrap {
 		return fmt.Sprintf("%s (%s): own user, pid, mount, network, IPC and UTS namespaces, no capabilities, /tmp %d MiB; %s; %s; commands run %s",

@@ -35,20 +35,26 @@ func (s *Sandbox) useLandlock() error {
 	if s.prlimit == "" {
 		return errors.New("landlock: prlimit (util-linux) not found")
 	}
-	s.mode = Landlock
+	asRoot := s.cfg.RunAs == nil && os.Geteuid() == 0 || s.cfg.RunAs != nil && s.cfg.RunAs.Uid == 0
+	if asRoot {
+		// Without user namespaces no workspace can be idmapped (idmap.go),
+		// so a default user could not write the workspaces.
+		return errors.New("landlock: commands would run as root, who reads every root-only file the rules leave readable (/etc); give -sandbox-user an unprivileged user that can write the workspaces, or install bubblewrap")
+	}
+	s.mode, s.runAs = Landlock, s.cfg.RunAs
 	if err := s.probe(); err != nil {
-		s.mode = ""
+		s.mode, s.runAs = "", nil
 		return fmt.Errorf("landlock: %v", err)
 	}
 	return nil
 }
 
 // startLandlock starts the command as the worker's child, with the thread
-// that forks it under Landlock rules (read-only system, read-write
-// workspace and a private temporary directory, no TCP but the proxy's
-// port, no signals or abstract sockets out of the sandbox) and seccomp
-// filters (no listening with network on), and the limits set by
-// prlimit(1), which then executes the shell.
+// that forks it stripped of every capability (caps.go) and under Landlock
+// rules (read-only system, read-write workspace and a private temporary
+// directory, no TCP but the proxy's port, no signals or abstract sockets
+// out of the sandbox) and seccomp filters (no listening with network on),
+// and the limits set by prlimit(1), which then executes the shell.
 // Landlock also keeps it from ptracing or reading /proc of processes
 // outside its domain, the worker among them.
 func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), error) {
@@ -71,6 +77,9 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	}
 	if err == nil && s.cfg.RunAs != nil {
 		err = chownAll(int(s.cfg.RunAs.Uid), int(s.cfg.RunAs.Gid), tmp, home)
+	}
+	if err == nil {
+		err = dropCapabilities(s.cfg.RunAs != nil)
 	}
 	if err == nil {
 		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network))

@@ -6,7 +6,7 @@ package sandbox
 // fail to start the command at all; the run reads its outputs with the
 // file tools instead.
 func (s *Sandbox) readOnly(spec Spec) []string {
-	if s.cfg.RunAs != nil {
+	if s.runAs != nil {
 		return nil
 	}
 	return existing(spec.ReadOnly)

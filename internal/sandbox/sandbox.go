@@ -63,7 +63,9 @@ type Config struct {
 	// RunAs runs commands as another user (a worker running as root):
 	// the kernel does not apply the process limit to root, and root's
 	// commands read root-only files. The workspace must be writable by
-	// that user. Nil runs them as the worker's user.
+	// that user. Nil runs them as the worker's user, except for a root
+	// worker: under bwrap as DefaultUser on an idmapped workspace
+	// (idmap.go), and Landlock refuses.
 	RunAs *syscall.Credential
 }
 
@@ -101,6 +103,11 @@ type Sandbox struct {
 	system  []string // system directories that exist here
 	hidden  []string // Config.Hide, cleaned, those that exist
 	reason  string   // why Auto did not use bwrap
+	// runAs is the host user of commands: Config.RunAs, or DefaultUser
+	// for a root worker under bwrap, whose workspaces are then mounted
+	// idmapped (idmap.go).
+	runAs *syscall.Credential
+	idmap *idmap
 
 	proxyOnce sync.Once
 	proxy     *proxy

@@ -20,7 +20,7 @@ func run(t *testing.T, s *Sandbox, ws, command string, network bool) (string, Ex
 		t.Fatal(err)
 	}
 	defer out.Close()
-	p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: ws, Output: out, Network: network})
+	p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: reachable(t, s, ws), Output: out, Network: network})
 	if err != nil {
 		t.Fatalf("start %q: %v", command, err)
 	}
@@ -38,7 +38,11 @@ func modes(t *testing.T, cfg Config) map[Mode]*Sandbox {
 	out := map[Mode]*Sandbox{}
 	for _, m := range []Mode{Bwrap, Landlock} {
 		cfg.Mode = m
-		s, err := New(cfg)
+		c := cfg
+		if m == Landlock && c.RunAs == nil && os.Geteuid() == 0 {
+			c.RunAs = nobody // Landlock refuses to run commands as root
+		}
+		s, err := New(c)
 		if err != nil {
 			t.Logf("%s unavailable: %v", m, err)
 			continue
@@ -189,7 +193,7 @@ func TestTermReachesTheCommandAndKillEndsEverything(t *testing.T) {
 			// certain whether SIGTERM comes before wait or during it.
 			escaped, member, last := uniqueSleep(1001), uniqueSleep(1002), uniqueSleep(1003)
 			command := `trap 'echo got TERM; termed=1' TERM; setsid sleep ` + escaped + ` & sleep ` + member + ` & while [ -z "$termed" ]; do wait; done; echo after; sleep ` + last
-			p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: t.TempDir(), Output: out})
+			p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: reachable(t, s, t.TempDir()), Output: out})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +318,7 @@ func TestRunEnvironment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := s.Start(Spec{Shell: "/bin/bash", Command: `echo "$AGENTLOOP_TEST_VAR $CI"`, Dir: t.TempDir(), Output: out,
+		p, err := s.Start(Spec{Shell: "/bin/bash", Command: `echo "$AGENTLOOP_TEST_VAR $CI"`, Dir: reachable(t, s, t.TempDir()), Output: out,
 			Env: map[string]string{"AGENTLOOP_TEST_VAR": "run", "CI": "1"}})
 		if err != nil {
 			t.Fatal(err)

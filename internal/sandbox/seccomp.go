@@ -27,10 +27,14 @@ const (
 
 // socketFilter is a seccomp program for the cases where commands share a
 // network namespace with the worker (Landlock mode, or network on). It
-// refuses internet sockets that Landlock's TCP rules do not govern: with
-// network off every AF_INET and AF_INET6 socket, with network on all but
-// plain TCP (UDP, raw sockets and MPTCP, which would reach loopback
-// untouched). It also refuses io_uring, whose socket operations bypass
+// allows Unix and internet sockets only: packet sockets (which capture the
+// worker's traffic given CAP_NET_RAW), netlink (which lists and, given
+// CAP_NET_ADMIN, changes the host's interfaces and routes; glibc's
+// resolver does without it) and every other family are refused. Of
+// internet sockets it refuses those that Landlock's TCP rules do not
+// govern: with network off every AF_INET and AF_INET6 socket, with network
+// on all but plain TCP (UDP, raw sockets and MPTCP, which would reach
+// loopback untouched). It also refuses io_uring, whose socket operations bypass
 // seccomp, and kills processes that use another syscall ABI (x32, or
 // 32-bit code on a 64-bit kernel), whose socket calls it cannot see.
 // nil where the architecture is not supported.
@@ -61,9 +65,11 @@ func socketFilter(network bool) []unix.SockFilter {
 		jump(jeq, unix.SYS_SOCKET, 1, 0),
 		stmt(ret, pass),
 		stmt(ld, offArg0), // domain
-		jump(jeq, unix.AF_INET, 2, 0),
-		jump(jeq, unix.AF_INET6, 1, 0),
+		jump(jeq, unix.AF_INET, 4, 0),
+		jump(jeq, unix.AF_INET6, 3, 0),
+		jump(jeq, unix.AF_UNIX, 0, 1),
 		stmt(ret, pass),
+		stmt(ret, deny), // packet, netlink and every other family
 	}
 	if !network {
 		return append(f, stmt(ret, deny))

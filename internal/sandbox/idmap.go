@@ -1,0 +1,136 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultUser is the host user of commands when the worker runs as root
+// under bubblewrap and -sandbox-user is not given: nobody and nogroup on
+// Debian and most distributions. bwrap started by root would map the
+// command's user to host root, who reads every root-only file of the
+// system directories (/etc/shadow).
+var DefaultUser = syscall.Credential{Uid: 65534, Gid: 65534}
+
+// idmap mounts the workspaces of those commands idmapped: files owned on
+// disk by the workspace's owner (root, for the files the worker's file
+// tools write) appear owned by DefaultUser, and what the command creates
+// lands on disk owned by the workspace's owner. Nothing on disk is
+// chowned. The mount is made in a mount namespace of the thread that
+// starts bwrap, at stage, which bwrap binds at the workspace's path; no
+// other process of the host sees it, and it goes away with the sandbox,
+// even when the worker is killed.
+//
+// bwrap runs as the command's user, who must reach the mount: the
+// workspace's own path may cross root-only directories (/root/project),
+// so the mount is put at a fixed, empty, root-owned directory instead.
+type idmap struct {
+	stage string // where the mount goes in the thread's namespace
+	mu    sync.Mutex
+	// userns holds, per workspace owner, a user namespace that maps that
+	// owner's uid and gid to DefaultUser's: what an idmapped mount takes.
+	userns map[[2]uint32]*os.File
+}
+
+// newIdmap makes the staging directory: /run/agentloop-workspace, or
+// under the temporary directory where /run does not exist.
+func newIdmap() (*idmap, error) {
+	parent := "/run"
+	if _, err := os.Stat(parent); err != nil {
+		parent = os.TempDir()
+	}
+	stage := filepath.Join(parent, "agentloop-workspace")
+	if err := os.Mkdir(stage, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	// In a directory others may write (/tmp), someone could have put a
+	// symlink or a directory of their own there first.
+	var st unix.Stat_t
+	if err := unix.Lstat(stage, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 {
+		return nil, fmt.Errorf("%s is not a directory owned by root", stage)
+	}
+	return &idmap{stage: stage, userns: map[[2]uint32]*os.File{}}, nil
+}
+
+// mount mounts ws at m.stage, idmapped from its owner to DefaultUser, in
+// a new mount namespace of the calling thread, which bwrap started from
+// that thread inherits. The caller has locked the goroutine to the thread
+// and never unlocks it: the namespace must stay the thread's own, and go
+// when it ends.
+func (m *idmap) mount(ws string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(ws, &st); err != nil {
+		return err
+	}
+	userns, err := m.usernsFor(st.Uid, st.Gid)
+	if err != nil {
+		return fmt.Errorf("sandbox: a user namespace for the workspace's idmapped mount: %w", err)
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("sandbox: a mount namespace for the workspace: %w", err)
+	}
+	// The copies of shared mounts would pass the new mount on to the
+	// host's namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("sandbox: private mounts: %w", err)
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, ws, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("sandbox: open_tree %s: %w", ws, err)
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns.Fd())}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("sandbox: the workspace %s cannot be mounted idmapped (%w): commands of a root worker run as uid %d and need it to write root's files; its file system must support idmapped mounts (Linux 5.12 or later: ext4, xfs, btrfs; tmpfs since 6.3). Otherwise run the worker as an unprivileged user, or give -sandbox-user a user that can write the workspaces",
+			ws, err, DefaultUser.Uid)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, m.stage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("sandbox: move_mount to %s: %w", m.stage, err)
+	}
+	return nil
+}
+
+// usernsFor returns a user namespace mapping uid and gid to DefaultUser's,
+// made once per owner: a child process is started in it and its
+// /proc/PID/ns/user kept open, which keeps the namespace after the child
+// is gone.
+func (m *idmap) usernsFor(uid, gid uint32) (*os.File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]uint32{uid, gid}
+	if f := m.userns[key]; f != nil {
+		return f, nil
+	}
+	cmd := exec.Command("/bin/sh", "-c", "read x")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: int(uid), HostID: int(DefaultUser.Uid), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: int(gid), HostID: int(DefaultUser.Gid), Size: 1}},
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/user")
+	stdin.Close()
+	cmd.Wait()
+	if err != nil {
+		return nil, err
+	}
+	m.userns[key] = f
+	return f, nil
+}
