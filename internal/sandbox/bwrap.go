@@ -38,6 +38,11 @@ func (s *Sandbox) useBwrap() error {
 		}
 		s.runAs = &DefaultUser
 	}
+	if s.runAs != nil && s.bridge != "" {
+		if s.bridge, err = shareBridge(s.bridge); err != nil {
+			return fmt.Errorf("bwrap: %v", err)
+		}
+	}
 	if err := s.probe(); err != nil {
 		s.bwrap, s.mode, s.runAs, s.idmap = "", "", nil, nil
 		return fmt.Errorf("bwrap: %v", err)
@@ -119,8 +124,12 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
 		"--bind", s.workspaceSource(ws), ws)
 	a = s.masks(a, ws, ws)
-	for _, dir := range s.readOnly(spec) {
-		a = append(a, "--ro-bind", dir, dir)
+	for i, dir := range s.readOnly(spec) {
+		src := dir
+		if s.idmap != nil {
+			src = s.idmap.readOnlyStage(i)
+		}
+		a = append(a, "--ro-bind", src, dir)
 	}
 	a = append(a, "--chdir", ws, "--")
 	if spec.Network {
@@ -201,7 +210,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	}
 	if s.idmap != nil {
 		// Before restrictNetwork: Landlock forbids mounting.
-		if err := s.idmap.mount(ws); err != nil {
+		if err := s.idmap.mount(ws, s.readOnly(spec)); err != nil {
 			return nil, err
 		}
 	}

@@ -34,6 +34,10 @@ var DefaultUser = syscall.Credential{Uid: 65534, Gid: 65534}
 // so the mount is put at a fixed, empty, root-owned directory instead.
 type idmap struct {
 	stage string // where the mount goes in the thread's namespace
+	// roStage holds, at 0, 1, ..., the read-only idmapped mounts of a
+	// command's Spec.ReadOnly directories (the run's saved outputs, in the
+	// worker's 0700 state directory), bound by bwrap at their own paths.
+	roStage string
 	mu    sync.Mutex
 	// userns holds, per workspace owner, a user namespace that maps that
 	// owner's uid and gid to DefaultUser's: what an idmapped mount takes.
@@ -60,7 +64,28 @@ func newIdmap() (*idmap, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 {
 		return nil, fmt.Errorf("%s is not a directory owned by root", stage)
 	}
-	return &idmap{stage: stage, userns: map[[2]uint32]*os.File{}}, nil
+	roStage := filepath.Join(parent, "agentloop-readonly")
+	for i := range maxReadOnly {
+		if err := os.MkdirAll(filepath.Join(roStage, strconv.Itoa(i)), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := unix.Lstat(roStage, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 {
+		return nil, fmt.Errorf("%s is not a directory owned by root", roStage)
+	}
+	return &idmap{stage: stage, roStage: roStage, userns: map[[2]uint32]*os.File{}}, nil
+}
+
+// maxReadOnly is how many Spec.ReadOnly directories a command of a root
+// worker gets (the tools give one: the run's saved outputs).
+const maxReadOnly = 4
+
+// readOnlyStage is where the i-th read-only directory is mounted.
+func (m *idmap) readOnlyStage(i int) string {
+	return filepath.Join(m.roStage, strconv.Itoa(i))
 }
 
 // mount mounts ws at m.stage, idmapped from its owner to DefaultUser, in
@@ -68,15 +93,11 @@ func newIdmap() (*idmap, error) {
 // that thread inherits. The caller has locked the goroutine to the thread
 // and never unlocks it: the namespace must stay the thread's own, and go
 // when it ends.
-func (m *idmap) mount(ws string) error {
-	var st unix.Stat_t
-	if err := unix.Stat(ws, &st); err != nil {
-		return err
-	}
-	userns, err := m.usernsFor(st.Uid, st.Gid)
-	if err != nil {
-		return fmt.Errorf("sandbox: a user namespace for the workspace's idmapped mount: %w", err)
-	}
+//
+// readOnly, the command's Spec.ReadOnly directories, are mounted the same
+// way but read-only at readOnlyStage(i): their owner (the worker) keeps
+// them 0700, which DefaultUser could not otherwise enter.
+func (m *idmap) mount(ws string, readOnly []string) error {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("sandbox: a mount namespace for the workspace: %w", err)
 	}
@@ -85,18 +106,43 @@ func (m *idmap) mount(ws string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("sandbox: private mounts: %w", err)
 	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, ws, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err := m.mountAt(ws, m.stage, 0); err != nil {
+		return err
+	}
+	if len(readOnly) > maxReadOnly {
+		return fmt.Errorf("sandbox: %d read-only directories for one command; at most %d", len(readOnly), maxReadOnly)
+	}
+	for i, dir := range readOnly {
+		if err := m.mountAt(dir, m.readOnlyStage(i), unix.MOUNT_ATTR_RDONLY); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mountAt mounts dir at stage, idmapped from dir's owner to DefaultUser,
+// with the attributes in extra set too.
+func (m *idmap) mountAt(dir, stage string, extra uint64) error {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return err
+	}
+	userns, err := m.usernsFor(st.Uid, st.Gid)
 	if err != nil {
-		return fmt.Errorf("sandbox: open_tree %s: %w", ws, err)
+		return fmt.Errorf("sandbox: a user namespace for the idmapped mount of %s: %w", dir, err)
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("sandbox: open_tree %s: %w", dir, err)
 	}
 	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns.Fd())}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | extra, Userns_fd: uint64(userns.Fd())}
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 		return fmt.Errorf("sandbox: the workspace %s cannot be mounted idmapped (%w): commands of a root worker run as uid %d and need it to write root's files; its file system must support idmapped mounts (Linux 5.12 or later: ext4, xfs, btrfs; tmpfs since 6.3). Otherwise run the worker as an unprivileged user, or give -sandbox-user a user that can write the workspaces",
-			ws, err, DefaultUser.Uid)
+			dir, err, DefaultUser.Uid)
 	}
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, m.stage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("sandbox: move_mount to %s: %w", m.stage, err)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, stage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("sandbox: move_mount to %s: %w", stage, err)
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		err = dropCapabilities(s.cfg.RunAs != nil)
 	}
 	if err == nil {
-		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network))
+		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network, false))
 	}
 	if err == nil && spec.Network {
 		err = installFilter(listenFilter()) // commands share the worker's network here

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,5 +93,33 @@ func (s *Sandbox) restrictNetwork(network bool) (string, error) {
 		Scoped:           landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal),
 	}.BestEffort()
 	rules := []landlock.Rule{landlock.ConnectTCP(bridgePort), landlock.BindTCP(bridgePort)}
-	return bridgeURL, restrictThread(cfg, rules, socketFilter(true))
+	return bridgeURL, restrictThread(cfg, rules, socketFilter(true, true))
+}
+
+// shareBridge makes the bridge's binary readable by commands of another
+// user (Config.RunAs, or a root worker's DefaultUser), as whom bwrap runs:
+// the binary may lie in a directory only the worker can enter
+// (/root/go/bin, a test's temporary directory). A hard link to it (a copy
+// across file systems, or when others may not run it) goes into a
+// directory named for the worker's pid, which sweepStale removes once the
+// worker is gone.
+func shareBridge(bridge string) (string, error) {
+	dir, err := os.MkdirTemp("", tempPattern("bridge"))
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	shared := filepath.Join(dir, netbridge.Name)
+	if err == nil {
+		var info os.FileInfo
+		if info, err = os.Stat(bridge); err == nil && (info.Mode()&0o005 != 0o005 || os.Link(bridge, shared) != nil) {
+			var data []byte
+			if data, err = os.ReadFile(bridge); err == nil {
+				err = os.WriteFile(shared, data, 0o755)
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("the network bridge %s for commands of another user: %w", bridge, err)
+	}
+	return shared, nil
 }

@@ -22,7 +22,7 @@ func TestNetworkOnListenIsUnreachable(t *testing.T) {
 	}
 	for mode, s := range modes(t, Config{}) {
 		t.Run(string(mode), func(t *testing.T) {
-			ws := t.TempDir()
+			ws := reachable(t, s, t.TempDir())
 			out, err := os.CreateTemp(t.TempDir(), "out")
 			if err != nil {
 				t.Fatal(err)

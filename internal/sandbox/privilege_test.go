@@ -155,7 +155,7 @@ func BenchmarkIdmapMount(b *testing.B) {
 		errs := make(chan error)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the namespace ends with the thread
-			errs <- m.mount(ws)
+			errs <- m.mount(ws, nil)
 		}()
 		if err := <-errs; err != nil {
 			b.Fatal(err)

@@ -26,6 +26,9 @@ func TestReadOnlyDirInsideHiddenState(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "journal"), []byte("JOURNAL\n"), 0o600)
 	for mode, s := range modes(t, Config{Hide: []string{state}}) {
 		t.Run(string(mode), func(t *testing.T) {
+			if s.runAs != nil && s.idmap == nil {
+				t.Skip("commands of -sandbox-user get no read-only directories (readonly.go); the Landlock fallback needs it as root")
+			}
 			out, err := os.CreateTemp(t.TempDir(), "out")
 			if err != nil {
 				t.Fatal(err)

@@ -38,7 +38,11 @@ const (
 // seccomp, and kills processes that use another syscall ABI (x32, or
 // 32-bit code on a 64-bit kernel), whose socket calls it cannot see.
 // nil where the architecture is not supported.
-func socketFilter(network bool) []unix.SockFilter {
+//
+// netlink allows netlink sockets: bwrap configures an empty network
+// namespace's loopback over NETLINK_ROUTE, and there netlink sees only the
+// sandbox's own loopback.
+func socketFilter(network, netlink bool) []unix.SockFilter {
 	if auditArch == 0 {
 		return nil
 	}
@@ -65,12 +69,22 @@ func socketFilter(network bool) []unix.SockFilter {
 		jump(jeq, unix.SYS_SOCKET, 1, 0),
 		stmt(ret, pass),
 		stmt(ld, offArg0), // domain
-		jump(jeq, unix.AF_INET, 4, 0),
-		jump(jeq, unix.AF_INET6, 3, 0),
-		jump(jeq, unix.AF_UNIX, 0, 1),
-		stmt(ret, pass),
-		stmt(ret, deny), // packet, netlink and every other family
 	}
+	if netlink {
+		f = append(f,
+			jump(jeq, unix.AF_INET, 5, 0),
+			jump(jeq, unix.AF_INET6, 4, 0),
+			jump(jeq, unix.AF_UNIX, 1, 0),
+			jump(jeq, unix.AF_NETLINK, 0, 1))
+	} else {
+		f = append(f,
+			jump(jeq, unix.AF_INET, 4, 0),
+			jump(jeq, unix.AF_INET6, 3, 0),
+			jump(jeq, unix.AF_UNIX, 0, 1))
+	}
+	f = append(f,
+		stmt(ret, pass),
+		stmt(ret, deny)) // packet, netlink (but as above) and every other family
 	if !network {
 		return append(f, stmt(ret, deny))
 	}
