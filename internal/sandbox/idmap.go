@@ -38,7 +38,7 @@ type idmap struct {
 	// command's Spec.ReadOnly directories (the run's saved outputs, in the
 	// worker's 0700 state directory), bound by bwrap at their own paths.
 	roStage string
-	mu    sync.Mutex
+	mu      sync.Mutex
 	// userns holds, per workspace owner, a user namespace that maps that
 	// owner's uid and gid to DefaultUser's: what an idmapped mount takes.
 	userns map[[2]uint32]*os.File
