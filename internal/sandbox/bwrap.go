@@ -111,13 +111,17 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	a = append(a, "--dev", "/dev", "--proc", "/proc",
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
 		"--bind", ws, ws)
+	for _, p := range existing(spec.ReadOnly) { // after /tmp's tmpfs, which would cover them
+		a = append(a, "--ro-bind", p, p)
+		a = s.masks(a, p, ws)
+	}
 	a = s.masks(a, ws, ws)
 	a = append(a, "--chdir", ws, "--")
 	if s.cfg.RunAs != nil {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
-	return append(a, spec.Shell, "-c", spec.Command)
+	return append(a, spec.argv()...)
 }
 
 // masks covers each hidden path inside dir: a directory with an empty
@@ -187,7 +191,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	}
 	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
 	cmd.Env = s.environment(spec, bwrapHome, bwrapTmp, proxyURL)
-	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	spec.connect(cmd)
 	cmd.ExtraFiles = []*os.File{statusW} // fd 3
 	var blockW *os.File
 	if s.cfg.RunAs == nil {

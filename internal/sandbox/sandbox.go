@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -82,6 +83,18 @@ type Spec struct {
 	Network bool
 	// Env adds variables to the command's environment (Environment).
 	Env map[string]string
+
+	// Args, when set, is a program and its arguments, run instead of
+	// Shell -c Command: a long-lived server (StartPiped).
+	Args []string
+	// Stdin is the command's standard input; nil is /dev/null.
+	Stdin *os.File
+	// Stderr, when set, receives stderr instead of Output.
+	Stderr io.Writer
+	// ReadOnly are host paths the command may read besides the system
+	// directories (a server's installation); hidden paths inside them
+	// stay hidden, and a hidden one is refused.
+	ReadOnly []string
 }
 
 // Sandbox runs commands under one Config. It is safe for concurrent use.
@@ -173,6 +186,9 @@ func (s *Sandbox) check(spec Spec) error {
 	}
 	if s.mode == None {
 		return nil
+	}
+	if err := s.checkReadOnly(spec.ReadOnly); err != nil {
+		return err
 	}
 	// The workspace is mounted read-write: one that holds /usr or /etc
 	// (/ itself) would hand commands the system.

@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A long-lived process (an MCP server) talks over its pipes from inside
+// the sandbox: it reads the workspace and its read-only paths, not the
+// rest of the host or hidden paths inside a read-only one, has the
+// environment it is given and nothing of the worker's, and ends when its
+// stdin closes.
+func TestStartPipedServesOverPipes(t *testing.T) {
+	base := t.TempDir()
+	ws, install, outside := filepath.Join(base, "ws"), filepath.Join(base, "install"), filepath.Join(base, "outside")
+	hidden := filepath.Join(install, "secret")
+	for _, d := range []string{ws, install, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(install, "lib.txt"), []byte("INSTALLED\n"), 0o644)
+	os.WriteFile(hidden, []byte("HIDDEN\n"), 0o644)
+	os.WriteFile(filepath.Join(outside, "f"), []byte("OUTSIDE\n"), 0o644)
+	t.Setenv("AGENTLOOP_PLANTED", "PLANTED")
+	// (Landlock cannot hide a file inside a directory it grants: the
+	// read-only path's rules leave the hidden file out instead.)
+	// A line-by-line shell "server": each line in is a command, its output
+	// is the answer, then a marker line.
+	server := `while read -r line; do eval "$line" 2>&1; echo END; done; echo BYE >&2`
+	for mode, s := range modes(t, Config{Hide: []string{hidden}}) {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := filepath.Join(ws, string(mode))
+			os.Mkdir(ws, 0o755)
+			var stderr bytes.Buffer
+			p, err := s.StartPiped(Spec{Args: []string{"/bin/bash", "-c", server}, Dir: ws, Stderr: &stderr,
+				Env: map[string]string{"SERVER_TOKEN": "given"}, ReadOnly: []string{install}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Kill()
+			r := bufio.NewReader(p.Stdout)
+			ask := func(cmd string) string {
+				t.Helper()
+				if _, err := p.Stdin.Write([]byte(cmd + "\n")); err != nil {
+					t.Fatalf("write %q: %v", cmd, err)
+				}
+				var out strings.Builder
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						t.Fatalf("read the answer to %q: %v (so far %q)", cmd, err, out.String())
+					}
+					if before, ok := strings.CutSuffix(line, "END\n"); ok {
+						return out.String() + before
+					}
+					out.WriteString(line)
+				}
+			}
+			wantIn(t, ask("pwd; echo hi > f && cat f"), ws+"\nhi\n")
+			wantIn(t, ask("cat "+filepath.Join(install, "lib.txt")), "INSTALLED")
+			for cmd, leak := range map[string]string{
+				"cat " + hidden:                      "HIDDEN",
+				"cat " + filepath.Join(outside, "f"): "OUTSIDE",
+				"env":                                "PLANTED",
+				"echo x > " + install + "/w && echo wrote": "wrote",
+			} {
+				if got := ask(cmd); strings.Contains(got, leak) {
+					t.Errorf("%s: %q leaked:\n%s", cmd, leak, got)
+				}
+			}
+			wantIn(t, ask("echo $SERVER_TOKEN"), "given")
+			p.Stdin.Close()
+			exit, err := p.Wait()
+			if err != nil || exit.Code != 0 {
+				t.Fatalf("after stdin closed: %+v, %v", exit, err)
+			}
+			if rest, _ := r.ReadString('\n'); rest != "" {
+				t.Errorf("output after the end: %q", rest)
+			}
+			wantIn(t, stderr.String(), "BYE")
+		})
+	}
+}
+
+func TestStartPipedRefusesHiddenReadOnlyPaths(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	os.MkdirAll(filepath.Join(state, "journal"), 0o755)
+	for mode, s := range modes(t, Config{Hide: []string{state}}) {
+		for _, ro := range []string{state, filepath.Join(state, "journal"), "relative/path"} {
+			_, err := s.StartPiped(Spec{Args: []string{"/bin/true"}, Dir: base, ReadOnly: []string{ro}})
+			if err == nil {
+				t.Errorf("%s: read-only %s was accepted", mode, ro)
+			}
+		}
+	}
+}
