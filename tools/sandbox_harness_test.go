@@ -260,8 +260,13 @@ func script(model *fakeprovider.Server, calls []attackCall) {
 
 // run starts an attack run on queue and returns each call's result text.
 func (w *attackWorld) run(t *testing.T, queue string, sb *agent.SandboxConfig) (map[string]string, workflows.AgentLoopResult) {
+	return w.runWith(t, queue, sb, []string{"bash"})
+}
+
+// runWith is run with the given tools.
+func (w *attackWorld) runWith(t *testing.T, queue string, sb *agent.SandboxConfig, tools []string) (map[string]string, workflows.AgentLoopResult) {
 	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{
-		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: []string{"bash"},
+		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: tools,
 		Workspace: w.ws, Sandbox: sb,
 	}, Prompt: "Follow the instructions in README.md."}
 	run := testenv.Start(t, w.c, queue, "attack-", in)

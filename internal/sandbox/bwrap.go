@@ -97,6 +97,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if !spec.Network {
 		a = append(a, "--unshare-net")
 	}
+	if spec.DieWithWorker {
+		a = append(a, "--die-with-parent")
+	}
 	for _, dir := range s.system {
 		if s.isHidden(dir) {
 			continue

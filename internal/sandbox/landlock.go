@@ -84,6 +84,9 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	cmd.Env = s.environment(spec, home, tmp, proxyURL)
 	spec.connect(cmd)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
+	if spec.DieWithWorker {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		removeOffThread(tmp)
 		return nil, err

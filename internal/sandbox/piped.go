@@ -20,8 +20,9 @@ type Piped struct {
 
 // StartPiped starts spec.Args in the sandbox, as Start does a command
 // (the same namespaces, mounts, hidden paths, environment, network and
-// limits), with pipes to its standard input and output. spec.Output and
-// spec.Stdin are set here; stderr goes to spec.Stderr, else nowhere.
+// limits), with pipes to its standard input and output; it dies with the
+// worker. spec.Output and spec.Stdin are set here; stderr goes to
+// spec.Stderr, else nowhere.
 func (s *Sandbox) StartPiped(spec Spec) (*Piped, error) {
 	if len(spec.Args) == 0 {
 		return nil, errors.New("sandbox: StartPiped needs a program (Spec.Args)")
@@ -39,7 +40,7 @@ func (s *Sandbox) StartPiped(spec Spec) (*Piped, error) {
 	if spec.Stderr == nil {
 		spec.Stderr = io.Discard
 	}
-	spec.Stdin, spec.Output = inR, outW
+	spec.Stdin, spec.Output, spec.DieWithWorker = inR, outW, true
 	p, err := s.Start(spec)
 	// The child holds its ends now (or never will): the worker keeps only
 	// its own, so that the server's exit ends the stdout stream.

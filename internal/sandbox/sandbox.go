@@ -95,6 +95,10 @@ type Spec struct {
 	// directories (a server's installation); hidden paths inside them
 	// stay hidden, and a hidden one is refused.
 	ReadOnly []string
+	// DieWithWorker kills the process and all it started when the
+	// worker dies (bwrap's --die-with-parent, else PR_SET_PDEATHSIG): a
+	// server's thread lives as long as it does, which both fire on.
+	DieWithWorker bool
 }
 
 // Sandbox runs commands under one Config. It is safe for concurrent use.
