@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-agents/agentloop/internal/sandbox"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/mcptools"
 )
@@ -19,7 +20,7 @@ import (
 // sandboxedManager serves the filesystem server on each call's workspace
 // and server-everything, both sandboxed (the default), stopping a
 // workspace's process after idle.
-func sandboxedManager(t *testing.T, idle time.Duration) (*mcptools.Manager, *tools.Registry) {
+func sandboxedManager(t *testing.T, sb *sandbox.Sandbox, idle time.Duration) (*mcptools.Manager, *tools.Registry) {
 	t.Helper()
 	t.Setenv("AGENTLOOP_TEST_MCP_TOKEN", plantedToken)
 	t.Setenv("AGENTLOOP_WORKER_SECRET", "worker-secret-PLANTED")
@@ -27,10 +28,11 @@ func sandboxedManager(t *testing.T, idle time.Duration) (*mcptools.Manager, *too
 	cfg := `{"mcpServers": {
 		"fs": {"command": ` + quote(serverBin(t, "mcp-server-filesystem")) + `, "args": ["${AGENTLOOP_WORKSPACE}"], "readPaths": [` + mods + `]},
 		"everything": {"command": ` + quote(serverBin(t, "mcp-server-everything")) + `, "readPaths": [` + mods + `],
-			"env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}", "SERVED": "${AGENTLOOP_WORKSPACE}"}}}}`
+			"env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}", "SERVED": "${AGENTLOOP_WORKSPACE}"}},
+		"online": {"command": ` + quote(serverBin(t, "mcp-server-everything")) + `, "readPaths": [` + mods + `], "network": "on"}}}`
 	c, err := mcptools.ParseConfig([]byte(cfg), os.Getenv)
 	require.NoError(t, err)
-	m := mcptools.New(c, mcptools.Options{IdleTimeout: idle, Log: func(msg string, kv ...any) { t.Log(append([]any{msg}, kv...)...) }})
+	m := mcptools.New(c, mcptools.Options{Sandbox: sb, IdleTimeout: idle, Log: func(msg string, kv ...any) { t.Log(append([]any{msg}, kv...)...) }})
 	t.Cleanup(m.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -50,9 +52,22 @@ func call(t *testing.T, reg *tools.Registry, ws, name string, args map[string]an
 
 // Sandboxed, a stdio server gets a process per workspace that sees that
 // workspace and the system, not the rest of the host, and an environment
-// of its config's env only.
+// of its config's env only; under bubblewrap and under the Landlock
+// fallback.
 func TestSandboxedServerRunsInTheCallsWorkspace(t *testing.T) {
-	m, reg := sandboxedManager(t, time.Hour)
+	for _, mode := range []sandbox.Mode{sandbox.Bwrap, sandbox.Landlock} {
+		t.Run(string(mode), func(t *testing.T) {
+			sb, err := sandbox.New(sandbox.Config{Mode: mode, Hide: sandbox.DefaultHide(os.Getenv)})
+			if err != nil {
+				t.Skipf("%s does not work here: %v", mode, err)
+			}
+			testSandboxedServer(t, sb)
+		})
+	}
+}
+
+func testSandboxedServer(t *testing.T, sb *sandbox.Sandbox) {
+	m, reg := sandboxedManager(t, sb, time.Hour)
 	base := t.TempDir()
 	ws1, ws2, outside := filepath.Join(base, "ws1"), filepath.Join(base, "ws2"), filepath.Join(base, "outside")
 	for _, d := range []string{ws1, ws2, outside} {
@@ -81,6 +96,10 @@ func TestSandboxedServerRunsInTheCallsWorkspace(t *testing.T) {
 	require.Contains(t, env, plantedToken)
 	require.Contains(t, env, `"SERVED": "`+ws2+`"`)
 	require.NotContains(t, env, "worker-secret-PLANTED")
+	require.NotContains(t, env, "HTTPS_PROXY", "network is off unless the config says on")
+	env, err = call(t, reg, ws2, "online__get-env", map[string]any{})
+	require.NoError(t, err)
+	require.Contains(t, env, `"HTTPS_PROXY": "http://127.0.0.1:`, "network on: bash's proxy")
 	require.Equal(t, []string{ws1, ws2}, m.Workspaces("fs"))
 
 	_, err = call(t, reg, "", "fs__list_allowed_directories", map[string]any{})
@@ -90,7 +109,7 @@ func TestSandboxedServerRunsInTheCallsWorkspace(t *testing.T) {
 // A workspace's process stops after IdleTimeout without a call, and a
 // later call starts it again.
 func TestSandboxedServerStopsWhenIdle(t *testing.T) {
-	m, reg := sandboxedManager(t, time.Second)
+	m, reg := sandboxedManager(t, nil, time.Second)
 	ws1 := t.TempDir()
 	_, err := call(t, reg, ws1, "fs__write_file", map[string]any{"path": filepath.Join(ws1, "a.txt"), "content": "in ws1"})
 	require.NoError(t, err)
