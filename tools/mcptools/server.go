@@ -55,11 +55,14 @@ type server struct {
 type proc struct {
 	pid  int    // its process group
 	stop func() // kills the group and reaps what it must
+	once sync.Once
 }
 
+// kill stops the server once: a second SIGKILL to a reaped group could
+// reach another that took its id.
 func (p *proc) kill() {
 	if p != nil {
-		p.stop()
+		p.once.Do(p.stop)
 	}
 }
 
@@ -157,8 +160,10 @@ func (s *server) connect(done chan struct{}) {
 	case s.sandboxed():
 		// The listing process has done its work: calls run in their
 		// workspace's own process.
-		_ = sess.Close()
-		pr.kill()
+		go func() {
+			_ = sess.Close()
+			pr.kill()
+		}()
 		s.setTools(listed)
 		s.m.opts.Log("MCP server listed its tools", "server", s.name, "via", s.cfg.Describe(), "tools", len(s.order), "took", took)
 		return
