@@ -70,14 +70,11 @@ type Manager struct {
 	opts    Options
 	servers map[string]*server
 
-	sbOnce  sync.Once
-	sb      *sandbox.Sandbox
-	sbErr   error
-	tmpOnce sync.Once
-	tmp     string // the empty workspace sandboxed servers list their tools in
-	tmpErr  error
-	done    chan struct{}
-	closed  sync.Once
+	sbOnce sync.Once
+	sb     *sandbox.Sandbox
+	sbErr  error
+	done   chan struct{}
+	closed sync.Once
 }
 
 // New returns a manager for the config's servers; nothing starts before
@@ -131,10 +128,6 @@ func (m *Manager) Close() {
 	for _, s := range m.servers {
 		s.close()
 		s.closeInstances(0, true)
-	}
-	m.tmpOnce.Do(func() {}) // no listing directory after Close
-	if m.tmp != "" {
-		_ = os.RemoveAll(m.tmp)
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // several workspaces share a worker, so each workspace gets a process of
 // its own, started at its first call and stopped after IdleTimeout
 // without one. The configured server lists the tools once, from a
-// process in an empty directory that stops as soon as it has.
+// process in an empty directory of its own that stops (and is removed)
+// as soon as it has.
 
 // sandbox is the sandbox stdio servers run in, set up on first use.
 func (m *Manager) sandbox() (*sandbox.Sandbox, error) {
@@ -61,18 +62,20 @@ func (s *server) configured() *server {
 	return s
 }
 
-// listingDir is the empty directory the tools are listed in.
-func (m *Manager) listingDir() (string, error) {
-	m.tmpOnce.Do(func() {
-		m.tmp, m.tmpErr = os.MkdirTemp("", "agentloop-mcp-list-")
-		if m.tmpErr != nil {
-			return
+// listingDir is an empty directory to list the tools in, writable by the
+// sandbox's user.
+func listingDir(sb *sandbox.Sandbox) (string, error) {
+	dir, err := os.MkdirTemp("", "agentloop-mcp-list-")
+	if err != nil {
+		return "", err
+	}
+	if runAs := sb.Config().RunAs; runAs != nil {
+		if err := os.Chown(dir, int(runAs.Uid), int(runAs.Gid)); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", err
 		}
-		if sb, err := m.sandbox(); err == nil && sb.Config().RunAs != nil {
-			m.tmpErr = os.Chown(m.tmp, int(sb.Config().RunAs.Uid), int(sb.Config().RunAs.Gid))
-		}
-	})
-	return m.tmp, m.tmpErr
+	}
+	return dir, nil
 }
 
 // dialSandboxed starts the server in the sandbox, in its workspace (the
@@ -84,11 +87,12 @@ func (s *server) dialSandboxed(ctx context.Context, client *mcp.Client, stderr *
 	if err != nil {
 		return nil, nil, err
 	}
-	ws := s.ws
+	ws, cleanup := s.ws, func() {}
 	if s.parent == nil {
-		if ws, err = s.m.listingDir(); err != nil {
+		if ws, err = listingDir(sb); err != nil {
 			return nil, nil, err
 		}
+		cleanup = func() { _ = os.RemoveAll(ws) }
 	}
 	args := []string{s.cfg.Command}
 	for _, a := range s.cfg.Args {
@@ -107,11 +111,13 @@ func (s *server) dialSandboxed(ctx context.Context, client *mcp.Client, stderr *
 		Stderr:   stderr,
 	})
 	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
 	pr := &proc{pid: p.Group, stop: func() {
 		p.Kill()
 		_, _ = p.Wait()
+		cleanup()
 	}}
 	sess, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}, nil)
 	if err != nil {
