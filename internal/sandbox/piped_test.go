@@ -3,10 +3,15 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A long-lived process (an MCP server) talks over its pipes from inside
@@ -97,4 +102,78 @@ func TestStartPipedRefusesHiddenReadOnlyPaths(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A server started with StartPiped dies with the worker: the test runs
+// itself as the "worker", which starts one per mechanism and is killed.
+func TestStartPipedDiesWithTheWorker(t *testing.T) {
+	if os.Getenv("SANDBOX_PIPED_CHILD") == "1" {
+		for mode, s := range modes(t, Config{}) {
+			p, err := s.StartPiped(Spec{Args: []string{"/bin/sleep", "600"}, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("group %s %d\n", mode, p.Group)
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Minute) // until killed
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStartPipedDiesWithTheWorker$")
+	cmd.Env = append(os.Environ(), "SANDBOX_PIPED_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]int{}
+	r := bufio.NewReader(out)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the child ended before it was ready: %v (%v)", err, groups)
+		}
+		if line == "ready\n" {
+			break
+		}
+		var mode string
+		var pid int
+		if n, _ := fmt.Sscanf(line, "group %s %d", &mode, &pid); n == 2 {
+			groups[mode] = pid
+		}
+	}
+	if len(groups) == 0 {
+		t.Skip("no sandbox works here")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for mode, pid := range groups {
+		t.Cleanup(func() {
+			if alive(pid) { // the test failed: leave no server behind
+				syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		})
+		deadline := time.Now().Add(30 * time.Second)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the server (pid %d) outlived its worker by 30 s", mode, pid)
+			}
+			time.Sleep(50 * time.Millisecond) // the kernel delivers the death signals on its own
+		}
+	}
+}
+
+// alive reports whether pid runs (a zombie has ended).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
 }
