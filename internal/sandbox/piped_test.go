@@ -109,9 +109,14 @@ func TestStartPipedRefusesHiddenReadOnlyPaths(t *testing.T) {
 func TestStartPipedDiesWithTheWorker(t *testing.T) {
 	if os.Getenv("SANDBOX_PIPED_CHILD") == "1" {
 		for mode, s := range modes(t, Config{}) {
-			p, err := s.StartPiped(Spec{Args: []string{"/bin/sleep", "600"}, Dir: t.TempDir()})
+			p, err := s.StartPiped(Spec{Args: []string{"/bin/sh", "-c", "echo up; exec sleep 600"}, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Once the server runs, the sandbox's set-up (bwrap's
+			// PR_SET_PDEATHSIG in its pid 1 among it) is done.
+			if up, err := bufio.NewReader(p.Stdout).ReadString('\n'); up != "up\n" {
+				t.Fatalf("%s: the server did not start: %q, %v", mode, up, err)
 			}
 			fmt.Printf("group %s %d\n", mode, p.Group)
 		}
