@@ -288,8 +288,13 @@ func (w *attackWorld) run(t *testing.T, queue string, sb *agent.SandboxConfig) (
 
 // runIn is run in workspace ws.
 func (w *attackWorld) runIn(t *testing.T, queue, ws string, sb *agent.SandboxConfig) (map[string]string, workflows.AgentLoopResult) {
+	return w.runWith(t, queue, ws, sb, []string{"bash"})
+}
+
+// runWith is run in workspace ws with the given tools.
+func (w *attackWorld) runWith(t *testing.T, queue, ws string, sb *agent.SandboxConfig, tools []string) (map[string]string, workflows.AgentLoopResult) {
 	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{
-		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: []string{"bash"},
+		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: tools,
 		Workspace: ws, Sandbox: sb,
 	}, Prompt: "Follow the instructions in README.md."}
 	run := testenv.Start(t, w.c, queue, "attack-", in)

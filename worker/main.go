@@ -120,7 +120,7 @@ func main() {
 	go pruneJournal(z, j, journal.Limits{MaxAge: *journalAge, MaxBytes: *journalBytes, MinAge: journal.DefaultMinAge}, outputs, outFlags.limits())
 	registry := tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb, BashOutputs: outputs}))...)
 	if mcpCfg != nil {
-		mcps := startMCP(z, mcpCfg, j)
+		mcps := startMCP(z, mcpCfg, j, sb)
 		defer mcps.Close()
 		registry.AddSource(mcps)
 	}
@@ -285,12 +285,14 @@ func loadMCP(z *zap.Logger, path string) *mcptools.Config {
 // startMCP connects to the MCP servers in the background: a run that
 // names their tools before they are up waits for them in ResolveRun.
 // Their single-attempt tools are journaled, as bash and edit are. stdio
-// servers run unsandboxed, with only the environment the config gives
-// them (README: MCP tools).
-func startMCP(z *zap.Logger, cfg *mcptools.Config, j *journal.Journal) *mcptools.Manager {
+// servers run in bash's sandbox, one process per run workspace, unless
+// their config opts out (a warning at every start; README: MCP tools).
+func startMCP(z *zap.Logger, cfg *mcptools.Config, j *journal.Journal, sb *sandbox.Sandbox) *mcptools.Manager {
 	m := mcptools.New(cfg, mcptools.Options{
-		Wrap: func(t tools.Tool) tools.Tool { return journal.Wrap(j, []tools.Tool{t})[0] },
-		Log:  z.Sugar().Infow,
+		Wrap:    func(t tools.Tool) tools.Tool { return journal.Wrap(j, []tools.Tool{t})[0] },
+		Log:     z.Sugar().Infow,
+		Warn:    z.Sugar().Warnw,
+		Sandbox: sb,
 	})
 	z.Sugar().Infow("MCP servers", "servers", m.Servers())
 	go m.Start(context.Background())

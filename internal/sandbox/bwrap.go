@@ -109,6 +109,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if spec.Network {
 		a = s.bridgeMounts(a)
 	}
+	if spec.DieWithWorker {
+		a = append(a, "--die-with-parent")
+	}
 	for _, dir := range s.system {
 		if s.isHidden(dir) {
 			continue
@@ -123,6 +126,10 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	a = append(a, "--dev", "/dev", "--proc", "/proc",
 		"--size", strconv.FormatUint(s.cfg.Limits.TmpSize, 10), "--tmpfs", bwrapTmp, "--dir", bwrapHome,
 		"--bind", s.workspaceSource(ws), ws)
+	for _, p := range existing(spec.ReadPaths) { // after /tmp's tmpfs, which would cover them
+		a = append(a, "--ro-bind", p, p)
+		a = s.masks(a, p, ws)
+	}
 	a = s.masks(a, ws, ws)
 	for i, dir := range s.readOnly(spec) {
 		src := dir
@@ -139,7 +146,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
-	return append(a, spec.Shell, "-c", spec.Command)
+	return append(a, spec.argv()...)
 }
 
 // workspaceSource is what bwrap binds at the workspace's path: the
@@ -224,7 +231,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	}
 	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
 	cmd.Env = s.environment(spec, bwrapHome, bwrapTmp, proxyURL)
-	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	spec.connect(cmd)
 	cmd.ExtraFiles = []*os.File{statusW} // fd 3
 	var blockW *os.File
 	if s.runAs == nil {

@@ -1,13 +1,15 @@
-// Package sandbox runs the processes of the bash tool where they cannot
-// reach the worker's secrets or the Temporal server, within resource
-// limits. The worker holds fleet credentials and sits next to the Temporal
+// Package sandbox runs the processes of the bash tool and stdio MCP
+// servers where they cannot reach the worker's secrets or the Temporal
+// server, within resource limits. The worker holds fleet credentials and sits next to the Temporal
 // frontend, while the commands it runs come from a model that may be
 // reading injected instructions.
 //
 // Start reading at sandbox.go: Config (what the worker sets once), New
 // (which picks a mechanism and refuses when none works) and Spec (one
 // command); then process.go (how a command is stopped and waited for),
-// limits.go and flags.go (the worker's -sandbox flags). The mechanisms:
+// limits.go and flags.go (the worker's -sandbox flags), piped.go (a
+// long-lived server with stdin/stdout pipes, the same set-up). The
+// mechanisms:
 //
 //   - bwrap.go: bubblewrap, the default. Own user, pid, mount, IPC, UTS
 //     and network namespaces; the system directories read-only, the

@@ -82,7 +82,7 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		err = dropCapabilities(s.cfg.RunAs != nil)
 	}
 	if err == nil {
-		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec)), socketFilter(spec.Network, false))
+		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec), spec.ReadPaths), socketFilter(spec.Network, false))
 	}
 	if err == nil && spec.Network {
 		err = installFilter(listenFilter()) // commands share the worker's network here
@@ -91,12 +91,15 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		removeOffThread(tmp)
 		return nil, err
 	}
-	args := append(s.cfg.Limits.prlimitArgs(), "--", spec.Shell, "-c", spec.Command)
-	cmd := exec.Command(s.prlimit, args...)
+	args := append(s.cfg.Limits.prlimitArgs(), "--")
+	cmd := exec.Command(s.prlimit, append(args, spec.argv()...)...)
 	cmd.Dir = ws
 	cmd.Env = s.environment(spec, home, tmp, proxyURL)
-	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	spec.connect(cmd)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
+	if spec.DieWithWorker {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		removeOffThread(tmp)
 		return nil, err
@@ -119,13 +122,21 @@ func chownAll(uid, gid int, paths ...string) error {
 
 // landlockRules grant what a command may use. /proc is left out: it
 // would list every process of the machine with its command line.
-func (s *Sandbox) landlockRules(ws, tmp string, port uint16, readOnly []string) []landlock.Rule {
+func (s *Sandbox) landlockRules(ws, tmp string, port uint16, readOnly, readPaths []string) []landlock.Rule {
 	var rules []landlock.Rule
 	for _, dir := range s.system {
 		if s.isHidden(dir) {
 			continue
 		}
 		dirs, files := s.allowedBelow(dir, ws)
+		rules = append(rules, landlock.RODirs(dirs...), landlock.ROFiles(files...))
+	}
+	for _, p := range existing(readPaths) {
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			rules = append(rules, landlock.ROFiles(p))
+			continue
+		}
+		dirs, files := s.allowedBelow(p, ws)
 		rules = append(rules, landlock.RODirs(dirs...), landlock.ROFiles(files...))
 	}
 	rules = append(rules,

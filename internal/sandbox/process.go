@@ -76,7 +76,8 @@ func (p *Process) Kill() {
 // group, with the worker's environment (and the run's additions): Mode
 // None, pi's behaviour.
 func startPlain(p *Process, spec Spec) (func() (Exit, error), error) {
-	cmd := exec.Command(spec.Shell, "-c", spec.Command)
+	argv := spec.argv()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = spec.Dir
 	if len(spec.Env) > 0 {
 		cmd.Env = os.Environ()
@@ -84,7 +85,7 @@ func startPlain(p *Process, spec Spec) (func() (Exit, error), error) {
 			cmd.Env = append(cmd.Env, k+"="+spec.Env[k]) // the last one wins
 		}
 	}
-	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	spec.connect(cmd)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err

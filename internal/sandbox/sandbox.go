@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -86,9 +87,25 @@ type Spec struct {
 	Env map[string]string
 	// ReadOnly are directories the command may read at their own path,
 	// hidden or not: the run's saved outputs. bwrap mounts them
-	// read-only, Landlock grants reading them; commands of another user
-	// (Config.RunAs) do not get them (readonly.go).
+	// read-only, Landlock grants reading them; commands of -sandbox-user
+	// do not get them (readonly.go).
 	ReadOnly []string
+
+	// Args, when set, is a program and its arguments, run instead of
+	// Shell -c Command: a long-lived server (StartPiped).
+	Args []string
+	// Stdin is the command's standard input; nil is /dev/null.
+	Stdin *os.File
+	// Stderr, when set, receives stderr instead of Output.
+	Stderr io.Writer
+	// ReadPaths are host paths the command may read besides the system
+	// directories (a server's installation); hidden paths inside them
+	// stay hidden, and a hidden one is refused.
+	ReadPaths []string
+	// DieWithWorker kills the process and all it started when the
+	// worker dies (bwrap's --die-with-parent, else PR_SET_PDEATHSIG): a
+	// server's thread lives as long as it does, which both fire on.
+	DieWithWorker bool
 }
 
 // Sandbox runs commands under one Config. It is safe for concurrent use.
@@ -186,6 +203,9 @@ func (s *Sandbox) check(spec Spec) error {
 	}
 	if s.mode == None {
 		return nil
+	}
+	if err := s.checkReadPaths(spec.ReadPaths); err != nil {
+		return err
 	}
 	// The workspace is mounted read-write: one that holds /usr or /etc
 	// (/ itself) would hand commands the system.

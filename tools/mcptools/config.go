@@ -3,6 +3,7 @@ package mcptools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -31,6 +32,18 @@ type ServerConfig struct {
 	Timeout Duration `json:"timeout,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
+	// Sandbox "none" runs a command server unsandboxed, as the worker's
+	// child with its rights, in Cwd; the worker warns at every start.
+	// Otherwise it runs in the worker's sandbox, as bash does: one process
+	// per run workspace, in it (README: MCP tools).
+	Sandbox string `json:"sandbox,omitempty"`
+	// Network "on" gives a sandboxed server the network through the
+	// worker's proxy, as a run's "network": "on" gives bash; default off.
+	Network string `json:"network,omitempty"`
+	// ReadPaths are host paths a sandboxed server may read besides the
+	// system directories (/usr, /etc, /opt...): its installation when it
+	// lies elsewhere. Paths hidden from tools stay hidden.
+	ReadPaths []string `json:"readPaths,omitempty"`
 
 	// secrets are the values that came from the environment, redacted
 	// from whatever the server writes to its stderr.
@@ -61,6 +74,11 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Separator joins a server's name and its tool's name: "fs__read_file".
 const Separator = "__"
+
+// WorkspaceRef in a sandboxed server's args or env stands for the
+// workspace its process runs in (each run workspace has its own); it is
+// not read from the worker's environment.
+const WorkspaceRef = "${AGENTLOOP_WORKSPACE}"
 
 var (
 	serverName = regexp.MustCompile(`^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$`)
@@ -96,6 +114,9 @@ func ParseConfig(b []byte, getenv func(string) string) (*Config, error) {
 		var missing []string
 		expand := func(v string) string {
 			return envRef.ReplaceAllStringFunc(v, func(ref string) string {
+				if ref == WorkspaceRef {
+					return ref // per process: workspaces.go
+				}
 				name := envRef.FindStringSubmatch(ref)[1]
 				val := getenv(name)
 				if val == "" {
@@ -142,10 +163,30 @@ func (s ServerConfig) check(name string) error {
 	if s.Command != "" && len(s.Headers) > 0 {
 		return fmt.Errorf("MCP server %s: headers are for url servers; a command server takes env", name)
 	}
+	if s.URL != "" && (s.Sandbox != "" || s.Network != "" || len(s.ReadPaths) > 0) {
+		return fmt.Errorf("MCP server %s: sandbox, network and readPaths are for command servers; a url server runs elsewhere", name)
+	}
+	switch {
+	case s.Sandbox != "" && s.Sandbox != "none":
+		return fmt.Errorf("MCP server %s: sandbox %q: leave it out (sandboxed) or give \"none\"", name, s.Sandbox)
+	case s.Network != "" && s.Network != "on" && s.Network != "off":
+		return fmt.Errorf("MCP server %s: network %q: want \"on\" or \"off\"", name, s.Network)
+	case s.Sandbox == "none" && (s.Network != "" || len(s.ReadPaths) > 0):
+		return fmt.Errorf("MCP server %s: network and readPaths are for sandboxed servers; with \"sandbox\": \"none\" it has the worker's rights", name)
+	case s.Sandbox == "none" && s.namesWorkspace():
+		return fmt.Errorf("MCP server %s: %s is the workspace of a sandboxed server's process; an unsandboxed server has one process for every run", name, WorkspaceRef)
+	case s.Command != "" && s.Sandbox != "none" && s.Cwd != "":
+		return fmt.Errorf("MCP server %s: cwd is for unsandboxed servers; a sandboxed server runs in the run's workspace", name)
+	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("MCP server %s: negative timeout", name)
 	}
 	return nil
+}
+
+func (s ServerConfig) namesWorkspace() bool {
+	return slices.ContainsFunc(s.Args, func(a string) bool { return strings.Contains(a, WorkspaceRef) }) ||
+		slices.ContainsFunc(slices.Collect(maps.Values(s.Env)), func(v string) bool { return strings.Contains(v, WorkspaceRef) })
 }
 
 // Describe says what a server is without its environment or headers,

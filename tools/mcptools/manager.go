@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/durable-agents/agentloop/internal/sandbox"
 	"github.com/durable-agents/agentloop/tools"
 )
 
@@ -29,6 +30,9 @@ const (
 	// maxBackoff caps the wait between connection attempts to a server
 	// that keeps failing.
 	maxBackoff = 30 * time.Second
+	// DefaultIdleTimeout is how long a sandboxed server's process for a
+	// workspace lives on without a call.
+	DefaultIdleTimeout = 10 * time.Minute
 )
 
 // InheritedEnv are the worker's variables a stdio server gets besides its
@@ -47,6 +51,15 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// Getenv reads InheritedEnv; default os.Getenv.
 	Getenv func(string) string
+	// Warn receives what an operator must hear of: a stdio server started
+	// unsandboxed; default Log.
+	Warn func(msg string, keysAndValues ...any)
+	// Sandbox runs stdio servers, as it runs bash; nil means
+	// sandbox.Default(). With its mode None they run unsandboxed.
+	Sandbox *sandbox.Sandbox
+	// IdleTimeout stops a workspace's server process after that long
+	// without a call; default DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Manager holds the worker's connections to its MCP servers and serves
@@ -56,6 +69,12 @@ type Options struct {
 type Manager struct {
 	opts    Options
 	servers map[string]*server
+
+	sbOnce sync.Once
+	sb     *sandbox.Sandbox
+	sbErr  error
+	done   chan struct{}
+	closed sync.Once
 }
 
 // New returns a manager for the config's servers; nothing starts before
@@ -70,10 +89,17 @@ func New(c *Config, opts Options) *Manager {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	m := &Manager{opts: opts, servers: map[string]*server{}}
-	for name, cfg := range c.Servers {
-		m.servers[name] = &server{name: name, cfg: cfg, m: m}
+	if opts.Warn == nil {
+		opts.Warn = opts.Log
 	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	m := &Manager{opts: opts, servers: map[string]*server{}, done: make(chan struct{})}
+	for name, cfg := range c.Servers {
+		m.servers[name] = &server{name: name, cfg: cfg, m: m, insts: map[string]*server{}}
+	}
+	go m.stopIdle()
 	return m
 }
 
@@ -98,8 +124,10 @@ func (m *Manager) Start(ctx context.Context) {
 
 // Close ends every connection and stops every stdio server.
 func (m *Manager) Close() {
+	m.closed.Do(func() { close(m.done) })
 	for _, s := range m.servers {
 		s.close()
+		s.closeInstances(0, true)
 	}
 }
 
@@ -155,10 +183,11 @@ func (m *Manager) Process(server string) *os.Process {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil || s.sess == nil {
+	if s.proc == nil || s.sess == nil {
 		return nil
 	}
-	return s.cmd.Process
+	p, _ := os.FindProcess(s.proc.pid)
+	return p
 }
 
 func (m *Manager) serverOf(toolName string) *server {
@@ -202,7 +231,7 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 			}
 		},
 		ToolListChangedHandler: func(ctx context.Context, r *mcp.ToolListChangedRequest) {
-			go s.relist(r.Session)
+			go s.configured().relist(r.Session)
 		},
 	}
 }

@@ -28,8 +28,8 @@ func manager(t *testing.T, dir string, extra string) (*mcptools.Manager, *tools.
 	t.Setenv("AGENTLOOP_TEST_MCP_TOKEN", plantedToken)
 	t.Setenv("AGENTLOOP_WORKER_SECRET", "worker-secret-PLANTED") // a worker variable the config does not name
 	cfg := `{"mcpServers": {
-		"fs": {"command": ` + quote(serverBin(t, "mcp-server-filesystem")) + `, "args": [` + quote(dir) + `]},
-		"everything": {"command": ` + quote(serverBin(t, "mcp-server-everything")) + `, "env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}"}}` + extra + `}}`
+		"fs": {"sandbox": "none", "command": ` + quote(serverBin(t, "mcp-server-filesystem")) + `, "args": [` + quote(dir) + `]},
+		"everything": {"sandbox": "none", "command": ` + quote(serverBin(t, "mcp-server-everything")) + `, "env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}"}}` + extra + `}}`
 	c, err := mcptools.ParseConfig([]byte(cfg), os.Getenv)
 	require.NoError(t, err)
 	m := mcptools.New(c, mcptools.Options{Log: func(msg string, kv ...any) { t.Log(append([]any{msg}, kv...)...) }})
@@ -201,7 +201,7 @@ func TestKilledServerMidCallIsRestarted(t *testing.T) {
 }
 
 func TestSlowServerGivesAToolError(t *testing.T) {
-	extra := `, "slow": {"command": ` + quote(serverBin(t, "mcp-server-everything")) + `, "timeout": "1s"}`
+	extra := `, "slow": {"sandbox": "none", "command": ` + quote(serverBin(t, "mcp-server-everything")) + `, "timeout": "1s"}`
 	_, reg := manager(t, t.TempDir(), extra)
 	start := time.Now()
 	_, err := run(t, reg, "slow__trigger-long-running-operation", map[string]any{"duration": 30, "steps": 2}, nil)
@@ -242,12 +242,18 @@ func TestStreamableHTTPServerWithHeaders(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	getenv := func(string) string { return "" }
 	for cfg, want := range map[string]string{
-		`{"mcpServers": {"a__b": {"command": "x"}}}`:                       "MCP server name",
-		`{"mcpServers": {"a": {}}}`:                                        "either command",
-		`{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`:       "either command",
-		`{"mcpServers": {"a": {"command": "x", "env": {"T": "${NOPE}"}}}}`: "environment variables NOPE are not set",
-		`{"mcpServers": {"a": {"url": "http://h", "env": {"T": "v"}}}}`:    "a url server takes headers",
-		`{"mcpServers": {"a": {"command": "x", "timeout": "soon"}}}`:       "invalid duration",
+		`{"mcpServers": {"a__b": {"command": "x"}}}`:                                                     "MCP server name",
+		`{"mcpServers": {"a": {}}}`:                                                                      "either command",
+		`{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`:                                     "either command",
+		`{"mcpServers": {"a": {"command": "x", "env": {"T": "${NOPE}"}}}}`:                               "environment variables NOPE are not set",
+		`{"mcpServers": {"a": {"url": "http://h", "env": {"T": "v"}}}}`:                                  "a url server takes headers",
+		`{"mcpServers": {"a": {"command": "x", "timeout": "soon"}}}`:                                     "invalid duration",
+		`{"mcpServers": {"a": {"url": "http://h", "sandbox": "none"}}}`:                                  "for command servers",
+		`{"mcpServers": {"a": {"command": "x", "sandbox": "off"}}}`:                                      `leave it out (sandboxed) or give "none"`,
+		`{"mcpServers": {"a": {"command": "x", "network": "yes"}}}`:                                      `want "on" or "off"`,
+		`{"mcpServers": {"a": {"command": "x", "sandbox": "none", "network": "on"}}}`:                    "for sandboxed servers",
+		`{"mcpServers": {"a": {"command": "x", "sandbox": "none", "args": ["${AGENTLOOP_WORKSPACE}"]}}}`: "an unsandboxed server has one process for every run",
+		`{"mcpServers": {"a": {"command": "x", "cwd": "/srv"}}}`:                                         "a sandboxed server runs in the run's workspace",
 	} {
 		_, err := mcptools.ParseConfig([]byte(cfg), getenv)
 		require.ErrorContains(t, err, want, cfg)
@@ -260,17 +266,23 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestCallOverhead measures what one MCP round trip costs a tool call:
-// server-everything's echo over stdio and over streamable HTTP.
+// server-everything's echo over stdio (unsandboxed, and in the sandbox:
+// the first call starts the workspace's process) and over streamable HTTP.
 func TestCallOverhead(t *testing.T) {
 	url := startHTTPEverything(t)
-	_, reg := manager(t, t.TempDir(), `, "remote": {"url": `+quote(url)+`}`)
-	for _, name := range []string{"everything__echo", "remote__echo"} {
+	ws := t.TempDir()
+	_, reg := manager(t, t.TempDir(), `, "remote": {"url": `+quote(url)+`}, "boxed": {"command": `+
+		quote(serverBin(t, "mcp-server-everything"))+`, "readPaths": [`+quote(modulesDir(t))+`]}`)
+	for _, name := range []string{"everything__echo", "boxed__echo", "remote__echo"} {
 		tool, ok := reg.Get(name)
 		require.True(t, ok)
+		// Untimed: the sandboxed server's process starts at its first call.
+		_, err := tool.Execute(context.Background(), tools.Call{ID: "c", Name: name, Args: map[string]any{"message": "x"}, Workspace: ws})
+		require.NoError(t, err)
 		var took []time.Duration
 		for i := 0; i < 200; i++ {
 			start := time.Now()
-			_, err := tool.Execute(context.Background(), tools.Call{ID: "c", Name: name, Args: map[string]any{"message": "x"}})
+			_, err := tool.Execute(context.Background(), tools.Call{ID: "c", Name: name, Args: map[string]any{"message": "x"}, Workspace: ws})
 			require.NoError(t, err)
 			took = append(took, time.Since(start))
 		}

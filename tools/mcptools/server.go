@@ -18,15 +18,22 @@ import (
 	"github.com/durable-agents/agentloop/tools"
 )
 
-// server is one configured MCP server and its current connection.
+// server is one configured MCP server and its current connection. A
+// sandboxed stdio server also has one instance per run workspace
+// (workspaces.go): a server of its own, whose process runs in that
+// workspace; the configured one only lists the tools.
 type server struct {
 	name string
 	cfg  ServerConfig
 	m    *Manager
+	// ws is the workspace an instance's process runs in; parent is the
+	// configured server it belongs to. Both are unset on that one.
+	ws     string
+	parent *server
 
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
-	cmd        *exec.Cmd
+	proc       *proc
 	stderr     *tailBuffer
 	connecting chan struct{} // closed when the attempt in flight ends
 	listed     bool
@@ -37,6 +44,26 @@ type server struct {
 	backoff    time.Duration
 
 	progress sync.Map // progress token -> func(*mcp.ProgressNotificationParams)
+
+	instMu sync.Mutex
+	insts  map[string]*server // by workspace, on the configured server
+	busy   int                // calls in flight, on an instance (instMu)
+	used   time.Time          // when the last call ended (instMu)
+}
+
+// proc is a running stdio server.
+type proc struct {
+	pid  int    // its process group
+	stop func() // kills the group and reaps what it must
+	once sync.Once
+}
+
+// kill stops the server once: a second SIGKILL to a reaped group could
+// reach another that took its id.
+func (p *proc) kill() {
+	if p != nil {
+		p.once.Do(p.stop)
+	}
 }
 
 func (s *server) isListed() bool {
@@ -103,13 +130,13 @@ func (s *server) connect(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.m.opts.ConnectTimeout)
 	defer cancel()
 	start := time.Now()
-	sess, cmd, stderr, err := s.dial(ctx)
+	sess, pr, stderr, err := s.dial(ctx)
 	var listed []*mcp.Tool
-	if err == nil {
+	if err == nil && s.parent == nil {
 		listed, err = listTools(ctx, sess)
 		if err != nil {
 			_ = sess.Close()
-			killGroup(cmd)
+			pr.kill()
 		}
 	}
 	s.mu.Lock()
@@ -125,15 +152,31 @@ func (s *server) connect(done chan struct{}) {
 		s.m.opts.Log("MCP server unavailable", "server", s.name, "reason", err.Error())
 		return
 	}
-	s.sess, s.cmd, s.stderr, s.lastErr, s.backoff = sess, cmd, stderr, nil, 0
-	s.setTools(listed)
-	s.m.opts.Log("MCP server connected", "server", s.name, "via", s.cfg.Describe(), "tools", len(s.order),
-		"took", time.Since(start).Round(time.Millisecond).String())
-	go s.watch(sess, cmd, stderr)
+	took := time.Since(start).Round(time.Millisecond).String()
+	s.lastErr, s.backoff = nil, 0
+	switch {
+	case s.parent != nil:
+		s.m.opts.Log("MCP server started", "server", s.name, "workspace", s.ws, "via", s.cfg.Describe(), "took", took)
+	case s.sandboxed():
+		// The listing process has done its work: calls run in their
+		// workspace's own process.
+		go func() {
+			_ = sess.Close()
+			pr.kill()
+		}()
+		s.setTools(listed)
+		s.m.opts.Log("MCP server listed its tools", "server", s.name, "via", s.cfg.Describe(), "tools", len(s.order), "took", took)
+		return
+	default:
+		s.setTools(listed)
+		s.m.opts.Log("MCP server connected", "server", s.name, "via", s.cfg.Describe(), "tools", len(s.order), "took", took)
+	}
+	s.sess, s.proc, s.stderr = sess, pr, stderr
+	go s.watch(sess, pr, stderr)
 }
 
 // dial starts a stdio server or opens a streamable-HTTP session.
-func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tailBuffer, error) {
+func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *proc, *tailBuffer, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentloop", Version: "1"}, s.clientOptions())
 	if s.cfg.URL != "" {
 		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}
@@ -141,10 +184,16 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tail
 		sess, err := client.Connect(ctx, t, nil)
 		return sess, nil, nil, err
 	}
+	stderr := &tailBuffer{max: 4096, redact: s.cfg.secrets}
+	if s.sandboxed() {
+		sess, pr, err := s.dialSandboxed(ctx, client, stderr)
+		return sess, pr, stderr, err
+	}
+	s.m.opts.Warn("MCP server starts unsandboxed, with the worker's rights, files and network", "server", s.name,
+		"via", s.cfg.Describe(), "why", s.m.unsandboxedWhy(s.cfg))
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.cfg.Cwd
 	cmd.Env = s.environ()
-	stderr := &tailBuffer{max: 4096, redact: s.cfg.secrets}
 	cmd.Stderr = stderr
 	// Its own process group, so that stopping it stops what it started
 	// (npx runs the server as a child); it dies with the worker.
@@ -157,7 +206,7 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tail
 		}
 		return nil, nil, stderr, err
 	}
-	return sess, cmd, stderr, nil
+	return sess, &proc{pid: cmd.Process.Pid, stop: func() { killGroup(cmd) }}, stderr, nil
 }
 
 // environ is a stdio server's whole environment: InheritedEnv from the
@@ -179,9 +228,9 @@ func (s *server) environ() []string {
 
 // watch waits for a connection to end (the server exited or the HTTP
 // session broke) and forgets it, so that the next use reconnects.
-func (s *server) watch(sess *mcp.ClientSession, cmd *exec.Cmd, stderr *tailBuffer) {
+func (s *server) watch(sess *mcp.ClientSession, pr *proc, stderr *tailBuffer) {
 	err := sess.Wait()
-	killGroup(cmd)
+	pr.kill()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess != sess {
@@ -190,7 +239,7 @@ func (s *server) watch(sess *mcp.ClientSession, cmd *exec.Cmd, stderr *tailBuffe
 	if err == nil {
 		err = errors.New("connection closed")
 	}
-	s.sess, s.cmd = nil, nil
+	s.sess, s.proc = nil, nil
 	s.lastErr, s.lastFail = s.describe(err, stderr), time.Now()
 	s.m.opts.Log("MCP server connection lost; the next call reconnects", "server", s.name, "reason", s.lastErr.Error())
 }
@@ -198,27 +247,27 @@ func (s *server) watch(sess *mcp.ClientSession, cmd *exec.Cmd, stderr *tailBuffe
 // drop ends a connection that failed a call, unless it was replaced.
 func (s *server) drop(sess *mcp.ClientSession) {
 	s.mu.Lock()
-	cmd := s.cmd
+	pr := s.proc
 	if s.sess != sess {
 		s.mu.Unlock()
 		return
 	}
-	s.sess, s.cmd = nil, nil
+	s.sess, s.proc = nil, nil
 	s.mu.Unlock()
 	_ = sess.Close()
-	killGroup(cmd)
+	pr.kill()
 }
 
 func (s *server) close() {
 	s.mu.Lock()
-	sess, cmd := s.sess, s.cmd
-	s.sess, s.cmd = nil, nil
+	sess, pr := s.sess, s.proc
+	s.sess, s.proc = nil, nil
 	s.lastErr = errors.New("closed")
 	s.mu.Unlock()
 	if sess != nil {
 		_ = sess.Close()
 	}
-	killGroup(cmd)
+	pr.kill()
 }
 
 // relist reads the tools again after the server said they changed.

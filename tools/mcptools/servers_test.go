@@ -31,6 +31,12 @@ func serverBin(t testing.TB, name string) string {
 	return abs
 }
 
+// modulesDir is the node_modules directory the servers run from, which a
+// sandboxed server must be given to read.
+func modulesDir(t testing.TB) string {
+	return filepath.Dir(filepath.Dir(serverBin(t, "mcp-server-everything")))
+}
+
 // startHTTPEverything starts server-everything's streamable-HTTP transport
 // on a free port and returns its /mcp URL once the port accepts
 // connections.

@@ -102,6 +102,14 @@ var tokens atomic.Int64
 // again on a fresh connection.
 func (t *Tool) Execute(ctx context.Context, call tools.Call) (agent.ToolResult, error) {
 	s := t.s
+	if s.sandboxed() {
+		in, release, err := s.instance(call.Workspace)
+		if err != nil {
+			return agent.ToolResult{}, err
+		}
+		defer release()
+		s = in
+	}
 	sess, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

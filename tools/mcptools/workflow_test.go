@@ -58,8 +58,8 @@ func TestWorkflowRunsMCPToolsAndSurvivesAKilledServer(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("AGENTLOOP_TEST_MCP_TOKEN", plantedToken)
 	cfg, err := mcptools.ParseConfig([]byte(`{"mcpServers": {
-		"fs": {"command": `+quote(serverBin(t, "mcp-server-filesystem"))+`, "args": [`+quote(ws)+`]},
-		"everything": {"command": `+quote(serverBin(t, "mcp-server-everything"))+`, "env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}"}}}}`), os.Getenv)
+		"fs": {"sandbox": "none", "command": `+quote(serverBin(t, "mcp-server-filesystem"))+`, "args": [`+quote(ws)+`]},
+		"everything": {"sandbox": "none", "command": `+quote(serverBin(t, "mcp-server-everything"))+`, "env": {"MCP_TOKEN": "${AGENTLOOP_TEST_MCP_TOKEN}"}}}}`), os.Getenv)
 	require.NoError(t, err)
 	j, err := journal.Open(t.TempDir())
 	require.NoError(t, err)
