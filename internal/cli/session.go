@@ -161,13 +161,15 @@ func (e *env) session(ctx context.Context, args []string) error {
 		return e.budget(ctx, args[1], args[2])
 	case "chat":
 		return e.chat(ctx, args[1:])
+	case "list":
+		return e.listSessions(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown session command %q\n%s", args[0], sessionUsage)
 }
 
 const sessionUsage = `usage: starter session start [flags] [PROMPT] | prompt ID TEXT | continue ID | reset ID |
        compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE |
-       budget ID LIMITS|none | chat [flags] [ID]`
+       budget ID LIMITS|none | chat [flags] [ID] | list [-n N] [-all]`
 
 // budget replaces the budget of a session or run (setBudget) and prints
 // what is left.
