@@ -28,7 +28,11 @@ func reply(req llm.Request) llm.ScriptedResponse {
 		}
 	}
 	if wantsFix(prompt) {
-		steered := false
+		if steps == 2 && lastResultPassed(run) {
+			// The first test run passed: the project was fixed before.
+			return textReply("The test passes already (" + collapseLine(textOf(run[len(run)-1])) + "): there is nothing to fix.")
+		}
+		steered := strings.Contains(strings.ToLower(prompt), "exclamation")
 		for _, m := range run[1:] {
 			steered = steered || (m.Role == agent.RoleUser && strings.Contains(strings.ToLower(textOf(m)), "exclamation"))
 		}
@@ -41,6 +45,17 @@ func reply(req llm.Request) llm.ScriptedResponse {
 		return act(prompt, toolNames(req.Tools))
 	}
 	return report(run)
+}
+
+// lastResultPassed says whether the run's last message is a tool result
+// that is not an error.
+func lastResultPassed(run []agent.Message) bool {
+	last := run[len(run)-1]
+	return last.Role == agent.RoleToolResult && !last.IsError
+}
+
+func collapseLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // capabilities is what the demo model says it can do.
