@@ -59,7 +59,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	watchErr := make(chan error, 1)
 	go func() {
 		p := &agentclient.Printer{W: e.out}
-		watchErr <- agentclient.Watch(ctx, e.c, id, "", e.watchOptions(st.LastEvent),
+		opts := e.watchOptions(st.LastEvent)
+		opts.Turn = st.Turn // coming back mid-session: the live deltas are matched by turn
+		watchErr <- agentclient.Watch(ctx, e.c, id, "", opts,
 			func(ev agent.Event) {
 				if ev.Type != agent.EventApprovalRequest { // the prompt shows it
 					p.Print(ev)
