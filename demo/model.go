@@ -135,7 +135,11 @@ func act(prompt string, have []string) llm.ScriptedResponse {
 		} else if d := firstField(after(prompt, "what is in", "what's in", "in")); d != "" && d != "the" && d != "this" {
 			path = d
 		}
-		return call("ls", "Listing "+path+".", map[string]any{"path": path})
+		why := "Listing " + path + "."
+		if path == "." {
+			why = "Listing the workspace."
+		}
+		return call("ls", why, map[string]any{"path": path})
 	}
 	return textReply(capabilities)
 }

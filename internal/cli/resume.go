@@ -70,7 +70,10 @@ func collapse(s string, n int) string {
 		}
 	}
 	text := strings.Join(out, "\n      ")
-	if more := len(lines) - len(out); more > 0 {
+	switch more := len(lines) - len(out); {
+	case more == 1:
+		text += " … (1 more line)"
+	case more > 1:
 		text += fmt.Sprintf(" … (%d more lines)", more)
 	}
 	return text

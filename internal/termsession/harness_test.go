@@ -181,7 +181,7 @@ func starter(t *testing.T, dir string, args ...string) *term {
 			<-tm.done
 		}
 		f.Close()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("TERMSESSION_SHOW") != "" {
 			t.Logf("terminal of starter %s:\n%s", strings.Join(args, " "), tm.screen())
 		}
 	})
