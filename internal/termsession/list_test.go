@@ -43,10 +43,10 @@ func TestSessionList(t *testing.T) {
 
 	c := dial(t)
 	ctx := context.Background()
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := c.DescribeWorkflow(ctx, id, "")
 	require.NoError(t, err)
 	var summary string
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(desc.GetExecutionConfig().GetUserMetadata().GetSummary(), &summary))
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(desc.RawResponse.GetExecutionConfig().GetUserMetadata().GetSummary(), &summary))
 	require.Equal(t, "list the files", summary)
 	resp, err := c.QueryWorkflow(ctx, id, "", "__temporal_workflow_metadata")
 	require.NoError(t, err)
