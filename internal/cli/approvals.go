@@ -19,9 +19,15 @@ import (
 type approvals struct {
 	waiting []workflows.PendingApproval
 	asking  bool // the first waiting call's prompt is shown
+	// always are the tools answered "always" here: a request of theirs
+	// that arrives after the answer was decided by it.
+	always map[string]bool
 }
 
 func (q *approvals) add(p workflows.PendingApproval) {
+	if q.always[p.ToolName] {
+		return
+	}
 	for _, w := range q.waiting {
 		if w.ToolCallID == p.ToolCallID {
 			return
@@ -89,11 +95,20 @@ func (e *env) askNext(q *approvals, workspace string) {
 func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line string) {
 	p := q.waiting[0]
 	decision := e.answer(ctx, id, p.ToolCallID, line)
+	q.asking = false
+	if decision == "" {
+		// Not sent: the call is asked again (its approval_decision
+		// takes it away if it no longer waits).
+		return
+	}
 	q.drop(func(w workflows.PendingApproval) bool {
 		return w.ToolCallID == p.ToolCallID || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
 	})
-	q.asking = false
 	if n := len(q.waiting); decision == agent.ApprovalAlways {
+		if q.always == nil {
+			q.always = map[string]bool{}
+		}
+		q.always[p.ToolName] = true
 		fmt.Fprintf(e.out, "       %s allowed for the rest of the session (%d other call(s) still wait)\n", p.ToolName, n)
 	}
 }
