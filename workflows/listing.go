@@ -29,12 +29,17 @@ const (
 func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message) {
 	memo := map[string]any{MemoLastActivity: workflow.Now(ctx).UTC()}
 	if s.title == "" {
-		// A continued session's memo has its title already (the memo
-		// carries over): keep it, for the details only read it.
-		if s.title = memoString(ctx, MemoTitle); s.title == "" {
-			s.title = Title(prompts)
-			memo[MemoTitle] = s.title
+		// A memo with a title (set at start, or carried over by
+		// continue-as-new) keeps it; the details show it when it can be
+		// read here, else this run's prompt.
+		title, present := memoString(ctx, MemoTitle)
+		if title == "" {
+			title = Title(prompts)
 		}
+		if !present {
+			memo[MemoTitle] = title
+		}
+		s.title = title
 	}
 	if workflow.GetVersion(ctx, listingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
@@ -57,17 +62,15 @@ func Title(prompts []agent.Message) string {
 }
 
 // memoString reads a string field of the run's memo (a continued run's
-// memo is its predecessor's): "" when it has none, and "…" when it has
-// one this code cannot read (an encrypted memo: the codec is the
+// memo is its predecessor's): present says the memo has the field, which
+// is "" when this code cannot read it (an encrypted memo: the codec is the
 // clients').
-func memoString(ctx workflow.Context, key string) string {
+func memoString(ctx workflow.Context, key string) (value string, present bool) {
 	info := workflow.GetInfo(ctx)
 	if info.Memo == nil || info.Memo.GetFields()[key] == nil {
-		return ""
+		return "", false
 	}
 	var v string
-	if err := converter.GetDefaultDataConverter().FromPayload(info.Memo.GetFields()[key], &v); err != nil || v == "" {
-		return "…"
-	}
-	return v
+	_ = converter.GetDefaultDataConverter().FromPayload(info.Memo.GetFields()[key], &v)
+	return v, true
 }
