@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/creack/pty v1.1.24
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/google/uuid v1.6.0
 	github.com/landlock-lsm/go-landlock v0.11.2

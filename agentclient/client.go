@@ -165,7 +165,14 @@ func StartSession(ctx context.Context, c client.Client, id, taskQueue string, in
 	if taskQueue == "" {
 		taskQueue = workflows.TaskQueue
 	}
-	start := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue}
+	// The Web UI's list shows the static summary; session list the memo.
+	start := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: "agent session"}
+	if prompt != nil {
+		if title := workflows.Title([]agent.Message{{Content: []agent.Content{agent.Text(prompt.Text)}}}); title != "" {
+			start.StaticSummary = title
+			start.Memo = map[string]any{workflows.MemoTitle: title}
+		}
+	}
 	var st workflows.RunStatus
 	stored, err := StoreContent(ctx, o.Store, id, in)
 	if err != nil {

@@ -24,6 +24,11 @@ var LivePollInterval = 50 * time.Millisecond
 type WatchOptions struct {
 	// After skips events up to this sequence number.
 	After int64
+	// Turn is the run's turn count at After (the state Query's turn when
+	// After is its lastEvent): the live deltas of a model turn are matched
+	// to it by number, and a watch from After counts turn_start events
+	// only from there. Zero fits a watch from the run's start.
+	Turn int
 	// Live adds message_update events, the deltas of the model turn that is
 	// streaming, and tool_execution_update events, the latest partial
 	// result of each running tool, read from their activities' heartbeat
@@ -67,7 +72,7 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 	if o.Live {
 		holdLease(ctx, o.Store, workflowID)
 	}
-	w := watcher{after: o.After, dc: dc}
+	w := watcher{after: o.After, dc: dc, turn: o.Turn}
 	defer func() { w.feed.stop() }()
 	for {
 		if err := ctx.Err(); err != nil {

@@ -62,8 +62,7 @@ func (p *Printer) Print(e agent.Event) {
 	case agent.EventMessageEnd:
 		p.message(e.Seq, e.Message)
 	case agent.EventToolExecutionStart:
-		args, _ := json.Marshal(e.Args)
-		fmt.Fprintf(p.W, "%4d   ⚙ %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(string(args)))
+		fmt.Fprintf(p.W, "%4d   ⚙ %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(CallArgs(e.ToolName, e.Args)))
 	case agent.EventToolExecutionUpdate:
 		seq := fmt.Sprintf("%4d", e.Seq)
 		if e.Seq == 0 {
@@ -218,7 +217,8 @@ func (p *Printer) message(seq int64, m *agent.Message) {
 			case agent.ContentThinking:
 				fmt.Fprintf(p.W, "%4d   thinking: %s\n", seq, p.cut(c.Thinking))
 			case agent.ContentText:
-				fmt.Fprintf(p.W, "%4d   assistant: %s\n", seq, p.cut(c.Text))
+				// An answer is shown whole: it is what the person asked for.
+				fmt.Fprintf(p.W, "%4d   assistant: %s\n", seq, c.Text)
 			}
 		}
 		if m.StopReason.Unanswered() {

@@ -69,40 +69,60 @@ func PrepareWorkspace(dir string) error {
 	})
 }
 
-// Script is the demo model: it looks at the project with parallel reads,
-// runs the failing test (an error result), takes the steering message into
-// account, edits both files in parallel and runs the test again.
+// Script is the demo model: it answers what it is asked (reply). Asked to
+// fix the test, it looks at the project with parallel reads, runs the
+// failing test (an error result), takes a steering message about the
+// exclamation mark into account, edits the files in parallel and runs the
+// test again.
 func Script() llm.Script {
+	return llm.Script{ChunkDelay: 40 * time.Millisecond, Reply: reply}
+}
+
+// fixScript is the fix-the-test answers, step by step; steered says the
+// run was asked (Steering) for an exclamation mark.
+func fixScript(steered bool) []llm.ScriptedResponse {
 	text := agent.Text
 	call := func(id, name string, args map[string]any) agent.Content { return agent.ToolCall(id, name, args) }
 	edit := func(path, oldText, newText string) map[string]any {
 		return map[string]any{"path": path, "edits": []any{map[string]any{"oldText": oldText, "newText": newText}}}
 	}
-	return llm.Script{
-		ChunkDelay: 40 * time.Millisecond,
-		Responses: []llm.ScriptedResponse{
+	look := llm.ScriptedResponse{Content: []agent.Content{
+		text("I'll start by looking at the project: listing it and reading both scripts at once."),
+		call("call_ls", "ls", map[string]any{"path": "."}),
+		call("call_read_greet", "read", map[string]any{"path": "greet.sh"}),
+		call("call_read_test", "read", map[string]any{"path": "test.sh"}),
+	}}
+	rerun := llm.ScriptedResponse{Content: []agent.Content{
+		text("Running the test again."),
+		call("call_test_2", "bash", map[string]any{"command": "./test.sh"}),
+	}}
+	if !steered {
+		return []llm.ScriptedResponse{look,
 			{Content: []agent.Content{
-				text("I'll start by looking at the project: listing it and reading both scripts at once."),
-				call("call_ls", "ls", map[string]any{"path": "."}),
-				call("call_read_greet", "read", map[string]any{"path": "greet.sh"}),
-				call("call_read_test", "read", map[string]any{"path": "test.sh"}),
-			}},
-			{Content: []agent.Content{
-				text("Noted: the greeting should end with an exclamation mark. First, let me see how the test fails."),
+				text("First, let me see how the test fails."),
 				call("call_test_1", "bash", map[string]any{"command": "./test.sh"}),
 			}},
 			{Content: []agent.Content{
-				text("greet.sh misspells \"Hello\". I'll fix that and add the exclamation mark, and update the test's expectation to match."),
-				call("call_edit_greet", "edit", edit("greet.sh", `echo "Helo, $name"`, `echo "Hello, $name!"`)),
-				call("call_edit_test", "edit", edit("test.sh", `want='Hello, Temporal'`, `want='Hello, Temporal!'`)),
+				text("greet.sh misspells \"Hello\". I'll fix the typo."),
+				call("call_edit_greet", "edit", edit("greet.sh", `echo "Helo, $name"`, `echo "Hello, $name"`)),
 			}},
-			{Content: []agent.Content{
-				text("Running the test again."),
-				call("call_test_2", "bash", map[string]any{"command": "./test.sh"}),
-			}},
-			{Content: []agent.Content{
-				text("The test passes. greet.sh now prints \"Hello, <name>!\": I fixed the typo and, as you asked, ended the greeting with an exclamation mark; test.sh expects the new text."),
-			}},
-		},
+			rerun,
+			{Content: []agent.Content{text("The test passes. greet.sh misspelled \"Hello\" as \"Helo\"; I fixed the typo.")}},
+		}
+	}
+	return []llm.ScriptedResponse{look,
+		{Content: []agent.Content{
+			text("Noted: the greeting should end with an exclamation mark. First, let me see how the test fails."),
+			call("call_test_1", "bash", map[string]any{"command": "./test.sh"}),
+		}},
+		{Content: []agent.Content{
+			text("greet.sh misspells \"Hello\". I'll fix that and add the exclamation mark, and update the test's expectation to match."),
+			call("call_edit_greet", "edit", edit("greet.sh", `echo "Helo, $name"`, `echo "Hello, $name!"`)),
+			call("call_edit_test", "edit", edit("test.sh", `want='Hello, Temporal'`, `want='Hello, Temporal!'`)),
+		}},
+		rerun,
+		{Content: []agent.Content{
+			text("The test passes. greet.sh now prints \"Hello, <name>!\": I fixed the typo and, as you asked, ended the greeting with an exclamation mark; test.sh expects the new text."),
+		}},
 	}
 }

@@ -32,6 +32,11 @@ type ScriptedResponse struct {
 // and on every worker.
 type Script struct {
 	Responses []ScriptedResponse
+	// Reply, when set, chooses each answer from the request instead of the
+	// call count (Responses is then unused): a demo model that answers
+	// what it is asked. It must depend on the request alone, so that a
+	// retry or another worker gives the same answer.
+	Reply func(Request) ScriptedResponse
 	// ChunkDelay paces streamed chunks (of about 16 characters), so a demo
 	// shows text arriving; zero streams as fast as possible.
 	ChunkDelay time.Duration
@@ -81,14 +86,19 @@ func (m scriptedModel) Stream(ctx context.Context, req Request, emit func(agent.
 		Model:    m.id,
 		Content:  []agent.Content{},
 	}
-	if call >= len(m.script.Responses) {
+	if m.script.Reply == nil && call >= len(m.script.Responses) {
 		final.StopReason = agent.StopReasonError
 		final.ErrorMessage = NoMoreResponses
 		final.Usage = estimateUsage(req, final)
 		emit(agent.StreamEvent{Type: agent.StreamError, Reason: string(agent.StopReasonError), Error: &final})
 		return final, nil
 	}
-	r := m.script.Responses[call]
+	var r ScriptedResponse
+	if m.script.Reply != nil {
+		r = m.script.Reply(req)
+	} else {
+		r = m.script.Responses[call]
+	}
 	final.Content = append([]agent.Content{}, r.Content...)
 	final.StopReason = r.StopReason
 	if final.StopReason == "" {

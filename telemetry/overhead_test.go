@@ -15,7 +15,7 @@ import (
 )
 
 // TestOverhead measures what tracing and metrics cost a run: the demo
-// (5 model turns, 7 tool calls, no model delay) with telemetry off and
+// (5 model turns, 6 tool calls, no model delay) with telemetry off and
 // on (spans exported to a real Jaeger over OTLP/HTTP, metrics served),
 // alternating, and prints the median per run and per model turn.
 // AGENTLOOP_OTEL_OVERHEAD=N runs it with N runs of each (the sticky cache

@@ -110,6 +110,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		if paused := s.run(ctx, next.Prompts, next.SkipSteeringPoll); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
+		s.noteRun(ctx, next.Prompts)
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
 		}

@@ -121,6 +121,9 @@ type loop struct {
 	allowed          map[string]bool
 	wake             workflow.Channel
 	searchAttributes bool
+	// title is a session's first prompt, for the Web UI and session list
+	// (listing.go).
+	title string
 	// suspend, when set, is asked between two turns whether the run should
 	// stop there to continue as new (sessions only).
 	suspend func() bool

@@ -64,6 +64,9 @@ func (l *loop) details() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** · turn %d · %s · $%.4f", l.status, l.turn, l.cfg.Model, l.usage.Cost.Total)
 	b.WriteString(l.budgetLine())
+	if l.title != "" {
+		fmt.Fprintf(&b, "\n\n%s", l.title)
+	}
 	for _, p := range l.pendingApprovals() {
 		fmt.Fprintf(&b, "\n\nwaiting for approval: `%s` %s (%s)", p.ToolName, callSummary(p.ToolName, p.Args), p.ToolCallID)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -42,19 +41,33 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.out, "Session %s (%s, %d messages). %s\n", id, st.Model, st.Messages, chatHelp)
+	workspace := f.workspace
+	if fs.Arg(0) != "" {
+		// Coming back: what was said so far, then what waits for a person.
+		if err := e.replayTranscript(ctx, id); err != nil {
+			return err
+		}
+		workspace = e.sessionWorkspace(ctx, id)
+	}
+	fmt.Fprintf(e.out, "Session %s (%s, %d messages, %s). %s\n", id, st.Model, st.Messages, st.Status, chatHelp)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	approvals := make(chan agent.Event, 64)
+	var asks approvals
+	resumePending(&asks, st)
+	approvalEvents := make(chan agent.Event, 64)
 	watchErr := make(chan error, 1)
 	go func() {
 		p := &agentclient.Printer{W: e.out}
-		watchErr <- agentclient.Watch(ctx, e.c, id, "", e.watchOptions(st.LastEvent),
+		opts := e.watchOptions(st.LastEvent)
+		opts.Turn = st.Turn // coming back mid-session: the live deltas are matched by turn
+		watchErr <- agentclient.Watch(ctx, e.c, id, "", opts,
 			func(ev agent.Event) {
-				p.Print(ev)
-				if ev.Type == agent.EventApprovalRequest {
-					approvals <- ev
+				if ev.Type != agent.EventApprovalRequest { // the prompt shows it
+					p.Print(ev)
+				}
+				if ev.Type == agent.EventApprovalRequest || ev.Type == agent.EventApprovalDecision {
+					approvalEvents <- ev
 				}
 			})
 	}()
@@ -67,30 +80,30 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		close(lines)
 	}()
 	for {
+		e.askNext(&asks, workspace)
 		select {
 		case err := <-watchErr:
 			return err
-		case ev := <-approvals:
-			b, _ := json.Marshal(ev.Args)
-			fmt.Fprintf(e.out, "Allow %s %s (%s)? [y/n/a] [reason]: ", ev.ToolName, b, ev.Approval.Reason)
-			line, ok := <-lines
-			if !ok {
-				return nil
-			}
-			e.answer(ctx, id, ev.ToolCallID, line)
+		case ev := <-approvalEvents:
+			e.approvalEvent(&asks, ev)
 		case line, ok := <-lines:
 			if !ok || strings.TrimSpace(line) == "/quit" {
 				return nil
+			}
+			if asks.asking {
+				e.answerAsked(ctx, id, &asks, line)
+				continue
 			}
 			e.chatLine(ctx, id, strings.TrimSpace(line))
 		}
 	}
 }
 
-func (e *env) answer(ctx context.Context, id, callID, line string) {
+// answer sends a person's answer to a call waiting for approval and
+// returns the decision sent ("" when the Update failed).
+func (e *env) answer(ctx context.Context, id, callID, line string) string {
 	word, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
-	decision := map[string]string{"y": agent.ApprovalAllow, "yes": agent.ApprovalAllow, "n": agent.ApprovalDeny, "no": agent.ApprovalDeny,
-		"a": agent.ApprovalAlways, "always": agent.ApprovalAlways}[strings.ToLower(word)]
+	decision := decisionWord(word)
 	if decision == "" {
 		decision = agent.ApprovalDeny
 		reason = "Denied: the answer was not y, n or a"
@@ -98,7 +111,9 @@ func (e *env) answer(ctx context.Context, id, callID, line string) {
 	if err := agentclient.Update(ctx, e.c, id, workflows.UpdateApprove,
 		workflows.ApproveRequest{ToolCallID: callID, Decision: decision, Reason: reason}, nil); err != nil {
 		fmt.Fprintln(e.out, "approve:", err)
+		return ""
 	}
+	return decision
 }
 
 func (e *env) chatLine(ctx context.Context, id, line string) {

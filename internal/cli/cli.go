@@ -41,7 +41,11 @@ commands:
                           start a session (pi's Agent as a workflow); prints its id; with a
                           prompt, sends it in the same request (Update-with-Start) and streams the run
   session chat [flags] [ID]
-                          interactive: prompts, streaming, steering, y/n/always approvals
+                          interactive: prompts, streaming, steering, y/n/always approvals;
+                          with an ID, comes back to a session: its transcript, then what waits
+  session list [-n N] [-all]
+                          sessions with their title (first prompt), status, model, turns,
+                          cost and last activity
   session prompt ID TEXT  prompt a session and stream the run
   session continue ID     continue a session (pi's rules for an assistant tail)
   session reset ID        clear a session's transcript and queues

@@ -95,7 +95,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if in.Model.Provider == llm.ScriptedProviderName {
-		fmt.Fprintln(e.out, "Using the scripted demo model: it needs no API key and answers from a fixed script.")
+		fmt.Fprintln(e.out, "Using the scripted demo model: it needs no API key; it lists, reads, greps or runs what the prompt names, or fixes the demo's test.")
 		fmt.Fprintln(e.out, "For a real model pass -model anthropic/claude-sonnet-4-5 (ANTHROPIC_API_KEY), openai/gpt-5 (OPENAI_API_KEY) or ollama/qwen3:8b on the worker.")
 	}
 	return e.start(ctx, runID(*id), *taskQueue, in, *asJSON, *detach, nil)

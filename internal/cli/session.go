@@ -117,7 +117,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 		if prompt == "" {
 			return nil
 		}
-		return e.watchRun(ctx, run.GetID(), st.After)
+		return e.watchRun(ctx, run.GetID(), st.After, 0)
 	case "prompt":
 		if len(args) < 3 {
 			return errors.New("usage: session prompt ID TEXT")
@@ -127,11 +127,12 @@ func (e *env) session(ctx context.Context, args []string) error {
 		if len(args) != 2 {
 			return errors.New("usage: session continue ID")
 		}
+		turn := e.turnNow(ctx, args[1])
 		var st workflows.RunStatus
 		if err := e.update(ctx, args[1], workflows.UpdateContinue, nil, &st); err != nil {
 			return err
 		}
-		return e.watchRun(ctx, args[1], st.After)
+		return e.watchRun(ctx, args[1], st.After, turn)
 	case "reset":
 		if len(args) != 2 {
 			return errors.New("usage: session reset ID")
@@ -161,13 +162,15 @@ func (e *env) session(ctx context.Context, args []string) error {
 		return e.budget(ctx, args[1], args[2])
 	case "chat":
 		return e.chat(ctx, args[1:])
+	case "list":
+		return e.listSessions(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown session command %q\n%s", args[0], sessionUsage)
 }
 
 const sessionUsage = `usage: starter session start [flags] [PROMPT] | prompt ID TEXT | continue ID | reset ID |
        compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE |
-       budget ID LIMITS|none | chat [flags] [ID]`
+       budget ID LIMITS|none | chat [flags] [ID] | list [-n N] [-all]`
 
 // budget replaces the budget of a session or run (setBudget) and prints
 // what is left.
@@ -244,20 +247,34 @@ func (e *env) set(ctx context.Context, id, what, value string) error {
 
 // promptAndWatch prompts a session and follows the run to its agent_end.
 func (e *env) promptAndWatch(ctx context.Context, id, text string) error {
+	turn := e.turnNow(ctx, id)
 	var st workflows.RunStatus
 	if err := e.update(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, &st); err != nil {
 		return err
 	}
-	return e.watchRun(ctx, id, st.After)
+	return e.watchRun(ctx, id, st.After, turn)
 }
 
-// watchRun prints a session's events after a sequence number until the
-// next agent_end.
-func (e *env) watchRun(ctx context.Context, id string, after int64) error {
+// turnNow is a session's turn count before a prompt or continue, which the
+// session takes only while idle: the count at the run's first event, which
+// the live deltas of the run are matched to (WatchOptions.Turn).
+func (e *env) turnNow(ctx context.Context, id string) int {
+	st, err := agentclient.State(ctx, e.c, id)
+	if err != nil {
+		return 0 // the Update says what is wrong
+	}
+	return st.Turn
+}
+
+// watchRun prints a session's events after a sequence number (where the
+// session had made turn turns) until the next agent_end.
+func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := &agentclient.Printer{W: e.out}
-	err := agentclient.Watch(ctx, e.c, id, "", e.watchOptions(after), func(ev agent.Event) {
+	opts := e.watchOptions(after)
+	opts.Turn = turn
+	err := agentclient.Watch(ctx, e.c, id, "", opts, func(ev agent.Event) {
 		p.Print(ev)
 		if ev.Type == agent.EventApprovalRequest {
 			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)

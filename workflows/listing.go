@@ -1,0 +1,76 @@
+package workflows
+
+import (
+	"strings"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// What `starter session list` shows of a session beyond the search
+// attributes: its title (the first prompt) and when it last did something,
+// kept in the memo, which every list result carries and which needs no
+// registration in the namespace. A session upserts it once per run, when
+// the run ends, and the Web UI's current details carry the title too.
+const (
+	MemoTitle        = "title"
+	MemoLastActivity = "lastActivity"
+	// listingChange adds the memo upsert after each run; histories of
+	// sessions started before it replay without it.
+	listingChange = "session-list-memo"
+	// maxTitleRunes cuts a title to what fits a list line.
+	maxTitleRunes = 80
+)
+
+// noteRun records, after a run, the session's title and last activity in
+// its memo.
+func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message) {
+	memo := map[string]any{MemoLastActivity: workflow.Now(ctx).UTC()}
+	if s.title == "" {
+		// A memo with a title (set at start, or carried over by
+		// continue-as-new) keeps it; the details show it when it can be
+		// read here, else this run's prompt.
+		title, present := memoString(ctx, MemoTitle)
+		if title == "" {
+			title = Title(prompts)
+		}
+		if !present {
+			memo[MemoTitle] = title
+		}
+		s.title = title
+	}
+	if workflow.GetVersion(ctx, listingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	_ = workflow.UpsertMemo(ctx, memo)
+}
+
+// Title is a session's title from its first prompt: the text on one line,
+// cut to maxTitleRunes.
+func Title(prompts []agent.Message) string {
+	for _, m := range prompts {
+		if t := strings.Join(strings.Fields(agent.TextOf(m.Content)), " "); t != "" {
+			if r := []rune(t); len(r) > maxTitleRunes {
+				t = string(r[:maxTitleRunes-1]) + "…"
+			}
+			return t
+		}
+	}
+	return ""
+}
+
+// memoString reads a string field of the run's memo (a continued run's
+// memo is its predecessor's): present says the memo has the field, which
+// is "" when this code cannot read it (an encrypted memo: the codec is the
+// clients').
+func memoString(ctx workflow.Context, key string) (value string, present bool) {
+	info := workflow.GetInfo(ctx)
+	if info.Memo == nil || info.Memo.GetFields()[key] == nil {
+		return "", false
+	}
+	var v string
+	_ = converter.GetDefaultDataConverter().FromPayload(info.Memo.GetFields()[key], &v)
+	return v, true
+}
