@@ -16,8 +16,9 @@ import (
 
 const chatHelp = `Type a prompt and press Enter. While a run is going, a line steers it.
   /steer TEXT   /followup TEXT   /abort [REASON]   /continue   /reset
-  /state   /model PROVIDER/ID   /thinking LEVEL   /help   /quit
-A tool call that needs approval asks: y (allow), n (deny), a (always), each optionally followed by a reason.`
+  /state [-json]   /model PROVIDER/ID   /thinking LEVEL   /help   /quit
+A tool call that needs approval asks: y (allow), n (deny), a (always), each optionally followed by a reason.
+Ctrl-C (or Esc, Enter) aborts the run; Ctrl-C again detaches and leaves it running. Ctrl-C while idle leaves.`
 
 // chat is the interactive session: it streams the session's events, sends
 // each line as a prompt (or as steering while a run is going), and asks
@@ -38,7 +39,11 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		}
 		id = run.GetID()
 	}
+	// The state query waits for a worker: say so when none polls.
+	waitCtx, stopExplaining := context.WithCancel(ctx)
+	go e.explainStall(waitCtx, id)
 	st, err := agentclient.State(ctx, e.c, id)
+	stopExplaining()
 	if err != nil {
 		return err
 	}
@@ -46,18 +51,23 @@ func (e *env) chat(ctx context.Context, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go e.explainStall(ctx, id)
+	c := &chatState{running: st.Status == "running" || st.Status == "waiting_approval"}
+	defer e.intr.handle(c.onInterrupt(e, ctx, id, cancel))()
 	approvals := make(chan agent.Event, 64)
 	watchErr := make(chan error, 1)
 	go func() {
-		p := &agentclient.Printer{W: e.out}
+		p := e.printer(false)
 		watchErr <- agentclient.Watch(ctx, e.c, id, "", e.watchOptions(st.LastEvent),
 			func(ev agent.Event) {
 				p.Print(ev)
+				c.saw(e, ev)
 				if ev.Type == agent.EventApprovalRequest {
 					approvals <- ev
 				}
 			})
 	}()
+	e.promptMarker()
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
@@ -69,6 +79,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	for {
 		select {
 		case err := <-watchErr:
+			if ctx.Err() != nil {
+				return c.left(e, id)
+			}
 			return err
 		case ev := <-approvals:
 			b, _ := json.Marshal(ev.Args)
@@ -82,7 +95,16 @@ func (e *env) chat(ctx context.Context, args []string) error {
 			if !ok || strings.TrimSpace(line) == "/quit" {
 				return nil
 			}
-			e.chatLine(ctx, id, strings.TrimSpace(line))
+			if strings.HasPrefix(line, "\x1b") {
+				c.abort(e, ctx, id) // Esc, Enter
+				continue
+			}
+			e.chatLine(ctx, id, strings.TrimSpace(line), c.isRunning())
+			if !c.isRunning() {
+				e.promptMarker()
+			}
+		case <-ctx.Done():
+			return c.left(e, id)
 		}
 	}
 }
@@ -98,43 +120,5 @@ func (e *env) answer(ctx context.Context, id, callID, line string) {
 	if err := agentclient.Update(ctx, e.c, id, workflows.UpdateApprove,
 		workflows.ApproveRequest{ToolCallID: callID, Decision: decision, Reason: reason}, nil); err != nil {
 		fmt.Fprintln(e.out, "approve:", err)
-	}
-}
-
-func (e *env) chatLine(ctx context.Context, id, line string) {
-	cmd, rest, _ := strings.Cut(line, " ")
-	var err error
-	switch cmd {
-	case "":
-	case "/help":
-		fmt.Fprintln(e.out, chatHelp)
-	case "/steer":
-		err = e.send(ctx, id, workflows.UpdateSteer, userText(rest), nil)
-	case "/followup":
-		err = e.send(ctx, id, workflows.UpdateFollowUp, userText(rest), nil)
-	case "/abort":
-		_, err = agentclient.Abort(ctx, e.c, id, rest)
-	case "/continue":
-		err = agentclient.Update(ctx, e.c, id, workflows.UpdateContinue, nil, nil)
-	case "/reset":
-		err = agentclient.Update(ctx, e.c, id, workflows.UpdateReset, nil, nil)
-	case "/state":
-		err = e.state(ctx, []string{id})
-	case "/model":
-		err = e.set(ctx, id, "model", rest)
-	case "/thinking":
-		err = e.set(ctx, id, "thinking", rest)
-	default:
-		err = e.send(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: line}, nil)
-		if err != nil && strings.Contains(err.Error(), "already processing") {
-			// A run is going: the line steers it, as pi's interactive mode does.
-			err = e.send(ctx, id, workflows.UpdateSteer, userText(line), nil)
-			if err == nil {
-				fmt.Fprintln(e.out, "       (steering the running agent)")
-			}
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(e.out, "error:", err)
 	}
 }

@@ -256,7 +256,7 @@ func (e *env) promptAndWatch(ctx context.Context, id, text string) error {
 func (e *env) watchRun(ctx context.Context, id string, after int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := &agentclient.Printer{W: e.out}
+	p := e.printer(false)
 	err := agentclient.Watch(ctx, e.c, id, "", e.watchOptions(after), func(ev agent.Event) {
 		p.Print(ev)
 		if ev.Type == agent.EventApprovalRequest {
