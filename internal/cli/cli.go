@@ -51,7 +51,7 @@ commands:
   approve ID CALL allow|deny|always [REASON]
                           answer a tool call waiting for approval
 
-While run, demo or session chat follows a run, Ctrl-C aborts the run and a second Ctrl-C detaches
+While a command follows a run (run, demo, session chat/prompt/continue), Ctrl-C aborts the run and a second Ctrl-C detaches
 (the run goes on; the starter prints how to watch and abort it).
 Exit codes: 0 done, 1 a run's error or the starter's, 2 usage, 3 input refused, 4 aborted,
 5 budget stop, 130 detached.

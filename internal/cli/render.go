@@ -43,3 +43,18 @@ func (e *env) runStatus(end agent.Event) {
 	fmt.Fprintf(e.out, "%s── %s · %d model calls · tokens in %d, out %d · $%.4f%s\n",
 		color, stop, turns, u.Input, u.Output, u.Cost.Total, e.colors.reset)
 }
+
+// runEndError is the exit of a command that followed a session's run to
+// its agent_end: how its last model call stopped (stopExit).
+func runEndError(end agent.Event) error {
+	stop := agent.StopReason("")
+	for _, m := range end.Messages {
+		if m.Role == agent.RoleAssistant {
+			stop = m.StopReason
+		}
+	}
+	if code := stopExit(stop); code != ExitOK {
+		return exitError{code: code}
+	}
+	return nil
+}

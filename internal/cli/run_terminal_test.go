@@ -157,3 +157,40 @@ func TestRunInputErrorsNameFields(t *testing.T) {
 		t.Fatalf("exit code %d, want %d and the field named without Go types:\n%s", code, cli.ExitRefused, out)
 	}
 }
+
+// A run whose model provider is down says so while the model call is
+// retried: the attempt, the next try and the last failure; Ctrl-C aborts
+// it. Reproduced on the old starter: nothing but "agent start" for as
+// long as the retries went on.
+func TestRunSaysTheProviderIsRetried(t *testing.T) {
+	ws := workspace(t, 1, "0")
+	tm := run(t, ws, nil, "run", "-model", "ollama/qwen3:8b", "-workspace", ws, "hello")
+	tm.waitFor("ModelTurn is retrying: attempt ")
+	tm.waitForAfter("ModelTurn is retrying: attempt ", "next try in ")
+	tm.waitForAfter("ModelTurn is retrying: attempt ", "last failure: connection error")
+	tm.send("\x03")
+	tm.waitFor("Run ended: stopReason aborted")
+	if code := tm.exitCode(); code != cli.ExitAborted {
+		t.Fatalf("exit code %d, want %d", code, cli.ExitAborted)
+	}
+}
+
+// `session prompt` follows the run it starts as `run` does: Ctrl-C aborts
+// it, the status line says so, and the exit code is the aborted one.
+// Reproduced on the old starter: Ctrl-C ended it with "context canceled",
+// exit 1, and the run went on.
+func TestSessionPromptCtrlCAbortsTheRun(t *testing.T) {
+	ws := workspace(t, 300, "0.2")
+	out, code := runPiped(t, ws, nil, "session", "start", "-workspace", ws)
+	if code != 0 {
+		t.Fatalf("session start: exit %d:\n%s", code, out)
+	}
+	id := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+	tm := run(t, ws, nil, "session", "prompt", id, "run ./test.sh")
+	tm.waitFor("line 3 of the test")
+	tm.send("\x03")
+	tm.waitFor("── aborted")
+	if code := tm.exitCode(); code != cli.ExitAborted {
+		t.Fatalf("exit code %d, want %d", code, cli.ExitAborted)
+	}
+}

@@ -254,8 +254,11 @@ func (e *env) promptAndWatch(ctx context.Context, id, text string) error {
 // watchRun prints a session's events after a sequence number until the
 // next agent_end.
 func (e *env) watchRun(ctx context.Context, id string, after int64) error {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var end *agent.Event
+	defer e.intr.handle(e.abortOrDetach(ctx, id, cancel))()
 	p := e.printer(false)
 	err := agentclient.Watch(ctx, e.c, id, "", e.watchOptions(after), func(ev agent.Event) {
 		p.Print(ev)
@@ -263,11 +266,17 @@ func (e *env) watchRun(ctx context.Context, id string, after int64) error {
 			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)
 		}
 		if ev.Type == agent.EventAgentEnd {
+			e.runStatus(ev)
+			end = &ev
 			cancel()
 		}
 	})
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return nil
+	switch {
+	case end != nil:
+		return runEndError(*end)
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil && parent.Err() == nil:
+		e.detachedHelp(id, true) // a second Ctrl-C
+		return exitError{code: ExitDetached}
 	}
 	return err
 }

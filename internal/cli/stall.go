@@ -26,23 +26,25 @@ func (e *env) explainStall(ctx context.Context, id string) {
 			return
 		case <-time.After(stallCheck):
 		}
-		why := stallReason(ctx, e.c, id)
-		if why != "" && why != said && ctx.Err() == nil {
+		why, key := stallReason(ctx, e.c, id)
+		if why != "" && key != said && ctx.Err() == nil {
 			fmt.Fprintf(e.err, "%s… %s%s\n", e.colors.dim, why, e.colors.reset)
 		}
-		said = why
+		said = key
 	}
 }
 
-// stallReason is why workflow id shows nothing, or "" when it cannot tell.
-func stallReason(ctx context.Context, c client.Client, id string) string {
+// stallReason is why workflow id shows nothing, or "" when it cannot tell;
+// key is the reason without what changes by itself (the time to the next
+// try), so that it is said once.
+func stallReason(ctx context.Context, c client.Client, id string) (why, key string) {
 	d, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	desc := d.RawResponse
 	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return ""
+		return "", ""
 	}
 	for _, a := range desc.GetPendingActivities() {
 		if a.GetAttempt() < 2 && a.GetLastFailure() == nil {
@@ -56,8 +58,8 @@ func stallReason(ctx context.Context, c client.Client, id string) string {
 		if m := a.GetMaximumAttempts(); m > 0 {
 			max = fmt.Sprintf("/%d", m)
 		}
-		return fmt.Sprintf("%s is retrying: attempt %d%s%s; last failure: %s", a.GetActivityType().GetName(),
-			a.GetAttempt(), max, next, a.GetLastFailure().GetMessage())
+		key = fmt.Sprintf("%s is retrying: attempt %d%s", a.GetActivityType().GetName(), a.GetAttempt(), max)
+		return fmt.Sprintf("%s%s; last failure: %s", key, next, a.GetLastFailure().GetMessage()), key
 	}
 	queue := desc.GetWorkflowExecutionInfo().GetTaskQueue()
 	if queue == "" {
@@ -65,7 +67,8 @@ func stallReason(ctx context.Context, c client.Client, id string) string {
 	}
 	tq, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err != nil || len(tq.GetPollers()) > 0 {
-		return ""
+		return "", ""
 	}
-	return fmt.Sprintf("no worker polls %s: %s waits until one does (start a worker on that task queue)", queue, id)
+	why = fmt.Sprintf("no worker polls %s: %s waits until one does (start a worker on that task queue)", queue, id)
+	return why, why
 }

@@ -102,6 +102,8 @@ func doSetup() error {
 	worker = exec.Command(workerBin, "-address", hostPort, "-store", storeDir,
 		"-tool-journal", filepath.Join(binDir, "journal"), "-log-level", "warn")
 	worker.Stdout, worker.Stderr = logf, logf
+	// A provider that is down: nothing listens on port 1.
+	worker.Env = append(os.Environ(), "OLLAMA_BASE_URL=http://127.0.0.1:1/v1")
 	return worker.Start()
 }
 
