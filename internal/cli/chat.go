@@ -95,7 +95,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 			if !ok || strings.TrimSpace(line) == "/quit" {
 				return nil
 			}
-			if strings.HasPrefix(line, "\x1b") {
+			if strings.TrimSpace(line) == "\x1b" {
 				c.abort(e, ctx, id) // Esc, Enter
 				continue
 			}

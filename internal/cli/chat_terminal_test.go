@@ -86,7 +86,8 @@ var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 // Ctrl-C while a run works aborts it, as in pi and Claude Code, and the
 // chat goes on: the run's status line says aborted, with its tokens and
-// cost; Ctrl-C while idle leaves the chat, saying how to come back. With
+// cost; Esc then Enter aborts too; Ctrl-C while idle leaves the chat,
+// saying how to come back. With
 // NO_COLOR the terminal gets no colors, but still the prompt marker.
 // Reproduced on the old chat: Ctrl-C ended the chat with "context
 // canceled", exit 1, and the run went on.
@@ -102,6 +103,12 @@ func TestChatCtrlCAbortsTheRun(t *testing.T) {
 	tm.waitForAfter("── aborted", "tokens in")
 	tm.send("/state\r")
 	tm.waitForAfter("── aborted", "idle")
+	// Esc, Enter aborts too.
+	bashCalls := strings.Count(tm.Screen(), "⚙ bash")
+	tm.send("run ./test.sh\r")
+	tm.waitCount("⚙ bash", bashCalls+1) // the 300 lines take a minute
+	tm.send("\x1b\r")
+	tm.waitCount("── aborted", 2)
 	tm.send("\x03")
 	tm.waitFor("starter session chat " + id)
 	if code := tm.exitCode(); code != 0 {

@@ -212,6 +212,24 @@ func (tm *term) waitFor(text string) {
 	}
 }
 
+// waitCount waits until the screen shows text n times.
+func (tm *term) waitCount(text string, n int) {
+	tm.t.Helper()
+	deadline := time.Now().Add(appear)
+	for strings.Count(tm.Screen(), text) < n {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("%q not shown %d times within %v", text, n, appear)
+		}
+		select {
+		case <-tm.done:
+			if strings.Count(tm.Screen(), text) < n {
+				tm.t.Fatalf("the starter ended without showing %q %d times", text, n)
+			}
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // waitForAfter waits until the screen shows text after the first
 // occurrence of mark.
 func (tm *term) waitForAfter(mark, text string) {
