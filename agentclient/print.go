@@ -10,6 +10,7 @@ import (
 )
 
 // Printer writes events for a person at a terminal, or as JSON lines.
+// A running tool's partial output is a rolling tail (tail.go).
 // Live deltas (message_update) are written as they come, on one line per
 // content block. A tool call's partial results are written from the live
 // stream once it has shown one for the call, else from the durable log,
@@ -20,6 +21,10 @@ type Printer struct {
 	JSON bool
 	// Width cuts long texts; zero means 200 characters.
 	Width int
+	// Terminal redraws a running tool's output in place; without it new
+	// lines are appended. Color colors the output (a terminal without
+	// NO_COLOR).
+	Terminal, Color bool
 
 	streamed bool           // this message's text was shown live
 	shown    map[int]string // text shown live, by content block
@@ -28,6 +33,9 @@ type Printer struct {
 
 	liveTools map[string]bool   // calls whose partial results come live
 	partials  map[string]string // the partial result last shown, by call
+	appended  map[string]string // the partial output's lines written, by call
+	tailCall  string            // the call whose tail was drawn last
+	tailDrawn int               // lines of that tail, while nothing followed
 }
 
 // Print writes one event.
@@ -37,6 +45,9 @@ func (p *Printer) Print(e agent.Event) {
 		fmt.Fprintln(p.W, string(b))
 		return
 	}
+	w := p.W
+	p.W = markWriter{w: w, p: p}
+	defer func() { p.W = w }()
 	switch e.Type {
 	case agent.EventMessageUpdate:
 		p.delta(e)
@@ -64,17 +75,15 @@ func (p *Printer) Print(e agent.Event) {
 	case agent.EventToolExecutionStart:
 		fmt.Fprintf(p.W, "%4d   ⚙ %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(CallArgs(e.ToolName, e.Args)))
 	case agent.EventToolExecutionUpdate:
-		seq := fmt.Sprintf("%4d", e.Seq)
-		if e.Seq == 0 {
-			seq = "    " // live: not in the log
-		}
-		fmt.Fprintf(p.W, "%s   … %s %s\n", seq, e.ToolCallID, p.partials[e.ToolCallID])
+		p.W = w // the tail knows what it drew
+		p.tail(e.ToolCallID, e.ToolName, p.partials[e.ToolCallID])
 	case agent.EventToolExecutionEnd:
 		delete(p.liveTools, e.ToolCallID)
 		delete(p.partials, e.ToolCallID)
-		mark, text := "✓", ""
+		delete(p.appended, e.ToolCallID)
+		mark, text := p.color("\x1b[32m", "✓"), ""
 		if e.IsError {
-			mark = "✗"
+			mark = p.color("\x1b[31m", "✗")
 		}
 		if e.Result != nil {
 			text = agent.TextOf(e.Result.Content)
@@ -133,8 +142,8 @@ func (p *Printer) newPartial(e agent.Event) bool {
 	} else if p.liveTools[e.ToolCallID] {
 		return false
 	}
-	text := p.cutTail(agent.TextOf(e.PartialResult.Content))
-	if text == "" || text == p.partials[e.ToolCallID] {
+	text := agent.TextOf(e.PartialResult.Content)
+	if strings.TrimSpace(text) == "" || text == p.partials[e.ToolCallID] {
 		return false
 	}
 	p.partials[e.ToolCallID] = text
@@ -232,16 +241,6 @@ func (p *Printer) cut(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > w {
 		return string(r[:w-1]) + "…"
-	}
-	return s
-}
-
-// cutTail is cut keeping the end of s.
-func (p *Printer) cutTail(s string) string {
-	w := p.width()
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > w {
-		return "…" + string(r[len(r)-w+1:])
 	}
 	return s
 }

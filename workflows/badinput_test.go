@@ -193,9 +193,9 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 		}{
 			{"not JSON at all", `hello, agent`, true, "", false},
 			{"truncated JSON", `{` + model + `,"prompt":"hi"`, true, "", false},
-			{"prompt is a number", `{` + model + `,"prompt":42}`, false, "prompt: got a JSON number, want string", true},
-			{"model is a string", `{"model":"test/script","prompt":"hi"}`, false, "model: got a JSON string, want agent.ModelRef", true},
-			{"tools is a string", `{` + model + `,"prompt":"hi","tools":"ls"}`, false, "tools: got a JSON string, want []string", true},
+			{"prompt is a number", `{` + model + `,"prompt":42}`, false, "prompt: got a JSON number, want a JSON string", true},
+			{"model is a string", `{"model":"test/script","prompt":"hi"}`, false, "model: got a JSON string, want a JSON object", true},
+			{"tools is a string", `{` + model + `,"prompt":"hi","tools":"ls"}`, false, "tools: got a JSON string, want a JSON array of strings", true},
 			{"input is an array", `[1,2,3]`, false, "the input must be a JSON object, not a JSON array", true},
 			{"input is a string", `"fix the bug"`, false, "the input must be a JSON object, not a JSON string", true},
 			{"arguments not an object", `{` + model + `,"messages":[{"role":"assistant","content":[{"type":"toolCall","id":"x","name":"ls","arguments":[1,2]}]}]}`,

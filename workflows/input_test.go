@@ -29,7 +29,7 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 		kind  string
 	}{
 		{"malformed JSON shape", json.RawMessage(`{"model":{"provider":"test","id":"script"},"tools":"ls"}`),
-			"invalid input: tools: got a JSON string, want []string", workflows.ErrInvalidInput},
+			"invalid input: tools: got a JSON string, want a JSON array of strings", workflows.ErrInvalidInput},
 		{"not an object", json.RawMessage(`"hello"`), "invalid input: the input must be a JSON object, not a JSON string", workflows.ErrInvalidInput},
 		{"no model", json.RawMessage(`{"prompt":"hi"}`), `model: want {"provider": "...", "id": "..."}`, workflows.ErrInvalidInput},
 		{"bad mode", json.RawMessage(`{"model":{"provider":"test","id":"script"},"prompt":"hi","toolExecution":"fast"}`),
@@ -46,6 +46,9 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 		// Hooks are registered in code: a worker without one may be of an
 		// older build, so the run waits for another (drift_test.go).
 		{"unknown hook", h.input("hi"), `lacks hooks ["beforeToolCall policy"]`, activities.ErrConfigDrift},
+		// A misspelt field would start a run without what it names.
+		{"misspelt field", json.RawMessage(`{"model":{"provider":"test","id":"script"},"promt":"hi"}`),
+			`invalid input: unknown field "promt"`, workflows.ErrInvalidInput},
 	}
 	cases[7].input = withModel(cases[7].input.(workflows.AgentLoopInput), "nope", "script")
 	cases[8].input = withModel(cases[8].input.(workflows.AgentLoopInput), "test", "nope")

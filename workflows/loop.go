@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -25,24 +24,12 @@ func (in *AgentLoopInput) UnmarshalJSON(b []byte) error {
 	type plain AgentLoopInput
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		*in = AgentLoopInput{decodeErr: decodeError(err)}
+		*in = AgentLoopInput{decodeErr: DecodeError(err)}
 		return nil
 	}
 	*in = AgentLoopInput(p)
+	in.unknownField = unknownField(b, &plain{})
 	return nil
-}
-
-// decodeError says what is wrong with an input's JSON in the input's terms.
-func decodeError(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		field := strings.TrimPrefix(typeErr.Field, "LoopConfig.")
-		if field == "" {
-			return fmt.Sprintf("the input must be a JSON object, not a JSON %s", typeErr.Value)
-		}
-		return fmt.Sprintf("%s: got a JSON %s, want %s", field, typeErr.Value, typeErr.Type)
-	}
-	return "not valid JSON: " + err.Error()
 }
 
 // AgentLoop runs pi's agent loop (runAgentLoop / runAgentLoopContinue) as a
@@ -174,6 +161,9 @@ func validateMessages(field string, ms []agent.Message) []error {
 func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, error) {
 	if in.decodeErr != "" {
 		return nil, errors.New(in.decodeErr)
+	}
+	if refuseUnknownField(ctx, in.unknownField) {
+		return nil, fmt.Errorf("unknown field %q", in.unknownField)
 	}
 	now := workflow.Now(ctx).UnixMilli()
 	prompts := slices.Clone(in.Prompts)

@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -15,10 +16,11 @@ func (in *SessionInput) UnmarshalJSON(b []byte) error {
 	type plain SessionInput
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		*in = SessionInput{decodeErr: decodeError(err)}
+		*in = SessionInput{decodeErr: DecodeError(err)}
 		return nil
 	}
 	*in = SessionInput(p)
+	in.unknownField = unknownField(b, &plain{})
 	return nil
 }
 
@@ -42,6 +44,9 @@ type session struct {
 // ContinueAsNewAfterTurns turns, between turns or while idle.
 func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	inputErr := checkSessionInput(&in)
+	if inputErr == nil && refuseUnknownField(ctx, in.unknownField) {
+		inputErr = fmt.Errorf("unknown field %q", in.unknownField)
+	}
 	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in, startBuild: currentBuild(ctx)}
 	s.inputs.prompts = func() []agent.Message {
 		if s.next == nil {

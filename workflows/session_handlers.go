@@ -13,7 +13,7 @@ import (
 
 // pi's error texts for a session that is busy or cannot continue.
 const (
-	errBusyPrompt     = "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+	errBusyPrompt     = "Agent is already processing a prompt. Use /steer or /followup (starter steer, starter follow-up) to queue messages, or wait for completion."
 	errBusyContinue   = "Agent is already processing. Wait for completion before continuing."
 	errNothingToRun   = "No messages to continue from"
 	errAssistantTail  = "Cannot continue from message role: assistant"

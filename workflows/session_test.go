@@ -95,7 +95,7 @@ func TestSessionRunsPromptAfterPrompt(t *testing.T) {
 	require.Equal(t, 1, st.Run)
 	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
 	err := h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "too soon"}, nil)
-	require.ErrorContains(t, err, "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.")
+	require.ErrorContains(t, err, "Agent is already processing a prompt. Use /steer or /followup (starter steer, starter follow-up) to queue messages, or wait for completion.")
 	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil), "Agent is already processing. Wait for completion before continuing.")
 	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateReset, nil, nil), "abort it")
 	close(g.release)

@@ -38,8 +38,10 @@ type AgentLoopInput struct {
 	Carry *Carry `json:"carry,omitempty"`
 
 	// decodeErr is why the input's JSON could not be decoded
-	// (UnmarshalJSON, in loop.go).
-	decodeErr string
+	// (UnmarshalJSON, in loop.go); unknownField is a field of the JSON the
+	// input does not have, refused by runs that started on a build that
+	// knows it (unknownFieldsChange).
+	decodeErr, unknownField string
 }
 
 // AgentLoopResult is pi's newMessages plus what a caller wants to know
@@ -76,8 +78,10 @@ type SessionInput struct {
 	Carry *Carry `json:"carry,omitempty"`
 
 	// decodeErr is why the input's JSON could not be decoded
-	// (UnmarshalJSON, in session.go).
-	decodeErr string
+	// (UnmarshalJSON, in session.go); unknownField is a field of the JSON the
+	// input does not have, refused by runs that started on a build that
+	// knows it (unknownFieldsChange).
+	decodeErr, unknownField string
 }
 
 // SessionResult is what a session reports when it is cancelled.

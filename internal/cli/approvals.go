@@ -82,7 +82,7 @@ func (e *env) askNext(q *approvals, workspace string) {
 	}
 	p := q.waiting[0]
 	q.asking = true
-	color := isTerminal(e.out)
+	color := e.colors.reset != "" // a terminal, and NO_COLOR not set (terminal.go)
 	title := fmt.Sprintf("Allow %s (%s)?", p.ToolName, p.ToolCallID)
 	if color {
 		title = colorBold + title + colorReset

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,17 +19,6 @@ const (
 	colorBold  = "\x1b[1m"
 	colorReset = "\x1b[0m"
 )
-
-// isTerminal says whether w is a terminal that takes colors: a character
-// device, and NO_COLOR (no-color.org) not set.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
 
 // describeCall is what an approval prompt shows of a call, as coding agents
 // show it: an edit or write as the unified diff it would make (the edit

@@ -15,8 +15,9 @@ import (
 
 const chatHelp = `Type a prompt and press Enter. While a run is going, a line steers it.
   /steer TEXT   /followup TEXT   /abort [REASON]   /continue   /reset
-  /state   /model PROVIDER/ID   /thinking LEVEL   /help   /quit
-A tool call that needs approval asks: y (allow), n (deny), a (always), each optionally followed by a reason.`
+  /state [-json]   /model PROVIDER/ID   /thinking LEVEL   /help   /quit
+A tool call that needs approval asks: y (allow), n (deny), a (always), each optionally followed by a reason.
+Ctrl-C (or Esc, Enter) aborts the run; Ctrl-C again detaches and leaves it running. Ctrl-C while idle leaves.`
 
 // chat is the interactive session: it streams the session's events, sends
 // each line as a prompt (or as steering while a run is going), and asks
@@ -37,7 +38,11 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		}
 		id = run.GetID()
 	}
+	// The state query waits for a worker: say so when none polls.
+	waitCtx, stopExplaining := context.WithCancel(ctx)
+	go e.explainStall(waitCtx, id)
 	st, err := agentclient.State(ctx, e.c, id)
+	stopExplaining()
 	if err != nil {
 		return err
 	}
@@ -53,12 +58,15 @@ func (e *env) chat(ctx context.Context, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go e.explainStall(ctx, id)
+	c := &chatState{running: st.Status == "running" || st.Status == "waiting_approval"}
+	defer e.intr.handle(c.onInterrupt(e, ctx, id, cancel))()
 	var asks approvals
 	resumePending(&asks, st)
 	approvalEvents := make(chan agent.Event, 64)
 	watchErr := make(chan error, 1)
 	go func() {
-		p := &agentclient.Printer{W: e.out}
+		p := e.printer(false)
 		opts := e.watchOptions(st.LastEvent)
 		opts.Turn = st.Turn // coming back mid-session: the live deltas are matched by turn
 		watchErr <- agentclient.Watch(ctx, e.c, id, "", opts,
@@ -66,11 +74,13 @@ func (e *env) chat(ctx context.Context, args []string) error {
 				if ev.Type != agent.EventApprovalRequest { // the prompt shows it
 					p.Print(ev)
 				}
+				c.saw(e, ev)
 				if ev.Type == agent.EventApprovalRequest || ev.Type == agent.EventApprovalDecision {
 					approvalEvents <- ev
 				}
 			})
 	}()
+	e.promptMarker()
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
@@ -83,6 +93,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		e.askNext(&asks, workspace)
 		select {
 		case err := <-watchErr:
+			if ctx.Err() != nil {
+				return c.left(e, id)
+			}
 			return err
 		case ev := <-approvalEvents:
 			e.approvalEvent(&asks, ev)
@@ -94,7 +107,16 @@ func (e *env) chat(ctx context.Context, args []string) error {
 				e.answerAsked(ctx, id, &asks, line)
 				continue
 			}
-			e.chatLine(ctx, id, strings.TrimSpace(line))
+			if strings.TrimSpace(line) == "\x1b" {
+				c.abort(e, ctx, id) // Esc, Enter
+				continue
+			}
+			e.chatLine(ctx, id, strings.TrimSpace(line), c.isRunning())
+			if !c.isRunning() {
+				e.promptMarker()
+			}
+		case <-ctx.Done():
+			return c.left(e, id)
 		}
 	}
 }
@@ -114,42 +136,4 @@ func (e *env) answer(ctx context.Context, id, callID, line string) string {
 		return ""
 	}
 	return decision
-}
-
-func (e *env) chatLine(ctx context.Context, id, line string) {
-	cmd, rest, _ := strings.Cut(line, " ")
-	var err error
-	switch cmd {
-	case "":
-	case "/help":
-		fmt.Fprintln(e.out, chatHelp)
-	case "/steer":
-		err = e.send(ctx, id, workflows.UpdateSteer, userText(rest), nil)
-	case "/followup":
-		err = e.send(ctx, id, workflows.UpdateFollowUp, userText(rest), nil)
-	case "/abort":
-		_, err = agentclient.Abort(ctx, e.c, id, rest)
-	case "/continue":
-		err = agentclient.Update(ctx, e.c, id, workflows.UpdateContinue, nil, nil)
-	case "/reset":
-		err = agentclient.Update(ctx, e.c, id, workflows.UpdateReset, nil, nil)
-	case "/state":
-		err = e.state(ctx, []string{id})
-	case "/model":
-		err = e.set(ctx, id, "model", rest)
-	case "/thinking":
-		err = e.set(ctx, id, "thinking", rest)
-	default:
-		err = e.send(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: line}, nil)
-		if err != nil && strings.Contains(err.Error(), "already processing") {
-			// A run is going: the line steers it, as pi's interactive mode does.
-			err = e.send(ctx, id, workflows.UpdateSteer, userText(line), nil)
-			if err == nil {
-				fmt.Fprintln(e.out, "       (steering the running agent)")
-			}
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(e.out, "error:", err)
-	}
 }

@@ -55,6 +55,11 @@ commands:
   approve ID CALL allow|deny|always [REASON]
                           answer a tool call waiting for approval
 
+While a command follows a run (run, demo, session chat/prompt/continue), Ctrl-C aborts the run and a second Ctrl-C detaches
+(the run goes on; the starter prints how to watch and abort it).
+Exit codes: 0 done, 1 a run's error or the starter's, 2 usage, 3 input refused, 4 aborted,
+5 budget stop, 130 detached.
+
 Every Update a command sends (steer, follow-up, abort, approve, session prompt, continue, reset,
 compact, set, and start's prompt) has an ID: -update-id, else a new one. Run a command again with
 the same -update-id and the run applies it once, even across continue-as-new.
@@ -76,8 +81,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	intr := &interrupts{cancel: cancel}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go intr.listen(sigs)
 	logger, _ := logging.New("warn", false)
 	opts, keys, err := temporalenv.Connection(*address, *namespace)
 	if err != nil {
@@ -113,7 +123,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *updateID == "" {
 		*updateID = agentclient.NewUpdateID()
 	}
-	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter, store: st, updateID: *updateID}
+	env := &env{c: c, out: stdout, err: stderr, dc: opts.DataConverter, store: st, updateID: *updateID,
+		intr: intr, colors: colorsFor(stdout)}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	commands := map[string]func(context.Context, []string) error{
 		"run":       env.run,
@@ -132,22 +143,30 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := f(ctx, rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 2
+		code := exitCode(err)
+		if code == ExitUsage {
+			return code
 		}
-		fmt.Fprintln(stderr, "starter:", err)
+		if ctx.Err() != nil && intr.interrupted() {
+			return ExitDetached // Ctrl-C: the user knows
+		}
+		if err.Error() != "" {
+			fmt.Fprintln(stderr, "starter:", err)
+		}
 		if strings.Contains(err.Error(), "failed reaching server") {
 			fmt.Fprintf(stderr, "starter: no Temporal server answers at %s (scripts/demo starts one; -address or TEMPORAL_ADDRESS names another)\n", opts.HostPort)
 		}
 		if strings.Contains(err.Error(), "binary/encrypted") {
 			fmt.Fprintln(stderr, "starter: the run's payloads are encrypted: set AGENTLOOP_CODEC_KEYS as on the worker")
 		}
-		if env.updateSent {
+		// Resending makes sense when the Update's fate is unknown, not
+		// when the run answered it.
+		if env.updateSent && code == ExitError {
 			fmt.Fprintf(stderr, "starter: to send this command's Update again, applied at most once: starter -update-id %s %s ...\n", env.updateID, cmd)
 		}
-		return 1
+		return code
 	}
-	return 0
+	return ExitOK
 }
 
 type env struct {
@@ -160,12 +179,17 @@ type env struct {
 	// says one was sent.
 	updateID   string
 	updateSent bool
+	intr       *interrupts
+	colors     colors // of out
 }
 
 // update sends the command's Update with its ID, applied once however
 // often the command runs with the same -update-id.
 func (e *env) update(ctx context.Context, id, name string, arg, result any) error {
 	e.updateSent = true
+	waitCtx, stopExplaining := context.WithCancel(ctx)
+	defer stopExplaining()
+	go e.explainStall(waitCtx, id)
 	return agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
 }
 
@@ -193,7 +217,7 @@ func (e *env) watch(ctx context.Context, args []string) error {
 	if err := parse(fs, args, 1, "watch ID"); err != nil {
 		return err
 	}
-	p := &agentclient.Printer{W: e.out, JSON: *asJSON}
+	p := e.printer(*asJSON)
 	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", e.watchOptions(*after), p.Print)
 }
 

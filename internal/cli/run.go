@@ -55,8 +55,8 @@ func (e *env) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(b, &in); err != nil {
-			return fmt.Errorf("%s: %w", *inputFile, err)
+		if err := decodeInput(*inputFile, b, &in); err != nil {
+			return err
 		}
 	} else {
 		ref, err := agent.ParseModelRef(*model)
@@ -144,12 +144,23 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 			return err
 		}
 	}
-	p := &agentclient.Printer{W: e.out, JSON: asJSON}
-	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), e.watchOptions(0), p.Print); err != nil {
-		return err
-	}
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	defer e.intr.handle(e.abortOrDetach(followCtx, run.GetID(), stopFollowing))()
+	go e.explainStall(followCtx, run.GetID())
+	p := e.printer(asJSON)
+	err = agentclient.Watch(followCtx, e.c, run.GetID(), run.GetRunID(), e.watchOptions(0), p.Print)
 	var res workflows.AgentLoopResult
-	if err := run.Get(ctx, &res); err != nil {
+	if err == nil {
+		if err = run.Get(followCtx, &res); err != nil {
+			err = exitError{code: ExitError, msg: err.Error()} // the run failed: not a refusal
+		}
+	}
+	if followCtx.Err() != nil && ctx.Err() == nil {
+		e.detachedHelp(run.GetID(), false)
+		return exitError{code: ExitDetached}
+	}
+	if err != nil {
 		return err
 	}
 	u := res.Usage
@@ -157,6 +168,9 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 		res.StopReason, res.Turns, u.Input, u.Output, u.Cost.Total)
 	if res.ErrorMessage != "" {
 		fmt.Fprintln(e.out, "Error:", res.ErrorMessage)
+	}
+	if code := stopExit(res.StopReason); code != ExitOK {
+		return exitError{code: code}
 	}
 	return nil
 }

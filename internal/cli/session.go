@@ -269,9 +269,12 @@ func (e *env) turnNow(ctx context.Context, id string) int {
 // watchRun prints a session's events after a sequence number (where the
 // session had made turn turns) until the next agent_end.
 func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) error {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := &agentclient.Printer{W: e.out}
+	var end *agent.Event
+	defer e.intr.handle(e.abortOrDetach(ctx, id, cancel))()
+	p := e.printer(false)
 	opts := e.watchOptions(after)
 	opts.Turn = turn
 	err := agentclient.Watch(ctx, e.c, id, "", opts, func(ev agent.Event) {
@@ -280,11 +283,17 @@ func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) er
 			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)
 		}
 		if ev.Type == agent.EventAgentEnd {
+			e.runStatus(ev)
+			end = &ev
 			cancel()
 		}
 	})
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return nil
+	switch {
+	case end != nil:
+		return runEndError(*end)
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil && parent.Err() == nil:
+		e.detachedHelp(id, true) // a second Ctrl-C
+		return exitError{code: ExitDetached}
 	}
 	return err
 }
