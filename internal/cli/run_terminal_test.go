@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -68,25 +67,16 @@ func TestRunCtrlCTwiceDetaches(t *testing.T) {
 // the starter with non-zero codes; input the session refuses ends it with
 // the refused code, without the hint to resend the Update (the session
 // would refuse it again). Reproduced on the old starter: exit 0 for the
-// first two ("Error: No more faux responses queued", "stopReason budget"),
-// 1 and the resend hint for the third.
+// first two (the old demo model's "Error: No more faux responses queued",
+// which the demo model that answers what it is asked never says: an
+// unknown model now, the issue's own row; "stopReason budget"), 1 and the
+// resend hint for the third.
 func TestRunExitCodes(t *testing.T) {
 	ws := workspace(t, 1, "0")
-	// The demo model answers its n-th call with its n-th response: after
-	// five answers in the transcript it has none left, and the run stops
-	// with an error, as a provider's refusal ends one.
-	var msgs []string
-	for i := 0; i < 5; i++ {
-		msgs = append(msgs, `{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}`,
-			`{"role":"assistant","content":[{"type":"text","text":"hello"}],"api":"scripted","provider":"scripted","model":"demo","stopReason":"stop","timestamp":1}`)
-	}
-	path := filepath.Join(ws, "in.json")
-	in := `{"model":{"provider":"scripted","id":"demo"},"workspace":` + strconv.Quote(ws) + `,"messages":[` + strings.Join(msgs, ",") + `],"prompt":"hello"}`
-	if err := os.WriteFile(path, []byte(in), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, code := runPiped(t, ws, nil, "run", "-input", path)
-	if code != cli.ExitError || !strings.Contains(out, "Error: No more faux responses queued") {
+	// A model the worker does not have: the run ends in error, as a
+	// provider's refusal ends one.
+	out, code := runPiped(t, ws, nil, "run", "-model", "scripted/nope", "-workspace", ws, "hello")
+	if code != cli.ExitError || !strings.Contains(out, "nope") {
 		t.Fatalf("a run that stops with an error: exit code %d, want %d:\n%s", code, cli.ExitError, out)
 	}
 	out, code = runPiped(t, ws, nil, "run", "-budget", "maxTurns=1", "-workspace", ws, "run ./test.sh")
