@@ -117,7 +117,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		Workspace:      workspace,
 		Sandbox:        in.Sandbox,
 		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, in.ToolCallID, info.WorkflowExecution.RunID, info.ActivityID),
-		Scope:          info.WorkflowNamespace + "/" + info.WorkflowExecution.ID,
+		Scope:          info.Namespace + "/" + info.WorkflowExecution.ID,
 		Update:         func(r agent.ToolResult) { progress.update(r); updates.send(r) },
 		UpdateAt:       func(r agent.ToolResult, at time.Duration) { progress.update(r); updates.sendAt(r, at) },
 		Run:            runControl{a: a, info: info, callID: in.ToolCallID, start: start, cancelTools: func() { a.tools.cancel(runKey) }},
