@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/minio/minio-go/v7"
 )
@@ -27,36 +26,7 @@ type creator interface {
 // Create writes a synced temporary file and links it to the key's path:
 // link(2) fails with EEXIST where a file is, and never replaces it.
 func (d *Dir) Create(ctx context.Context, key string, data []byte) error {
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	path := filepath.Join(d.root, filepath.FromSlash(key))
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("content store: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("content store: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(f.Name(), path)
-	}
-	if errors.Is(err, os.ErrExist) {
-		return errExists
-	}
-	if err != nil {
-		return fmt.Errorf("content store: create %s: %w", key, err)
-	}
-	return syncDir(dir)
+	return d.place(key, data, os.Link)
 }
 
 // errNoConditionalPut is an S3 server that does not take If-None-Match on

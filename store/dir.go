@@ -39,6 +39,13 @@ func (d *Dir) Name() string { return "dir:" + d.root }
 // Temporal's history will hold a reference to the blob as soon as Put
 // returns, and a blob lost in a crash after that cannot be made again.
 func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
+	return d.place(key, data, os.Rename)
+}
+
+// place writes data to a synced temporary file beside key's path, moves
+// it there with move (rename, or link where nothing may be replaced), and
+// syncs the directory.
+func (d *Dir) place(key string, data []byte, move func(tmp, path string) error) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -51,6 +58,7 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("content store: %w", err)
 	}
+	defer os.Remove(f.Name()) // gone after a rename; the link's other name
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
@@ -59,10 +67,12 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = move(f.Name(), path)
+	}
+	if errors.Is(err, os.ErrExist) {
+		return errExists
 	}
 	if err != nil {
-		_ = os.Remove(f.Name())
 		return fmt.Errorf("content store: write %s: %w", key, err)
 	}
 	return syncDir(dir)

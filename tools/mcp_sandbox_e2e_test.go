@@ -43,27 +43,6 @@ if os.path.islink("race/out.txt"): exchange("race/out.txt", "race/outalt")
 print("swaps:", n)
 EOF`
 
-// toolCall (saved_output_e2e_test.go) is one call of a scripted turn.
-
-// scriptCalls makes model's first answer every call at once, and its
-// second the end of the run.
-func scriptCalls(model *fakeprovider.Server, calls []toolCall) {
-	chunk := func(delta any, finish any) string {
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-attack", "object": "chat.completion.chunk", "created": 1, "model": "attack",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-		return "data: " + string(b) + "\n\n"
-	}
-	var turn strings.Builder
-	for i, c := range calls {
-		a, _ := json.Marshal(c.args)
-		turn.WriteString(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.id, "type": "function",
-			"function": map[string]any{"name": c.name, "arguments": string(a)}}}}, nil))
-	}
-	turn.WriteString(chunk(map[string]any{}, "tool_calls") + "data: [DONE]\n\n")
-	end := chunk(map[string]any{"role": "assistant", "content": "The run went on."}, nil) + chunk(map[string]any{}, "stop") + "data: [DONE]\n\n"
-	model.Add(fakeprovider.Reply{Body: turn.String()}, fakeprovider.Reply{Body: end})
-}
-
 // mcpServerBin is the pinned filesystem server's executable and the
 // node_modules directory it runs from.
 func mcpServerBin(t *testing.T) (bin, modules string) {

@@ -146,18 +146,7 @@ func TestAttackSuite(t *testing.T) {
 		out, res := w.run(t, queue, nil)
 		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 		require.Equal(t, "The run went on.", agent.TextOf(res.Messages[len(res.Messages)-1].Content))
-		for i, a := range as {
-			got := out[fmt.Sprintf("call_%02d", i)]
-			t.Logf("%s:\n%s", a.name, indent(got))
-			if a.leak != "" && strings.Contains(got, a.leak) {
-				t.Errorf("%s: the attack worked:\n%s", a.name, got)
-			}
-			for _, b := range a.blocked {
-				if !strings.Contains(got, b) {
-					t.Errorf("%s: want %q in:\n%s", a.name, b, got)
-				}
-			}
-		}
+		checkRefused(t, as, out)
 		requireUntouched(t, w)
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, w.victimStatus(t), "the victim session must still run")
 	})
@@ -173,18 +162,7 @@ func TestAttackSuite(t *testing.T) {
 		out, res := w.run(t, queue, &agent.SandboxConfig{Network: "on"})
 		close(done)
 		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-		for i, a := range as {
-			got := out[fmt.Sprintf("call_%02d", i)]
-			t.Logf("%s:\n%s", a.name, indent(got))
-			if a.leak != "" && strings.Contains(got, a.leak) {
-				t.Errorf("%s: the attack worked:\n%s", a.name, got)
-			}
-			for _, b := range a.blocked {
-				if !strings.Contains(got, b) {
-					t.Errorf("%s: want %q in:\n%s", a.name, b, got)
-				}
-			}
-		}
+		checkRefused(t, as, out)
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, w.victimStatus(t), "the victim session must still run")
 	})
 

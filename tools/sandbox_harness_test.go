@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -258,27 +259,53 @@ type attackCall struct {
 	timeout     float64
 }
 
-// script makes model's first answer every call at once, and its second
-// the end of the run.
-func script(model *fakeprovider.Server, calls []attackCall) {
-	chunk := func(delta any, finish any) string {
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-attack", "object": "chat.completion.chunk", "created": 1, "model": "attack",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-		return "data: " + string(b) + "\n\n"
-	}
+// toolCall is one call of a scripted turn.
+type toolCall struct {
+	id, name string
+	args     map[string]any
+}
+
+// sseChunk is one chunk of an OpenAI Chat Completions stream.
+func sseChunk(delta, finish any) string {
+	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-attack", "object": "chat.completion.chunk", "created": 1, "model": "attack",
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+	return "data: " + string(b) + "\n\n"
+}
+
+// callTurn is a model answer making every call at once.
+func callTurn(calls ...toolCall) fakeprovider.Reply {
 	var turn strings.Builder
 	for i, c := range calls {
+		a, _ := json.Marshal(c.args)
+		turn.WriteString(sseChunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.id, "type": "function",
+			"function": map[string]any{"name": c.name, "arguments": string(a)}}}}, nil))
+	}
+	return fakeprovider.Reply{Body: turn.String() + sseChunk(map[string]any{}, "tool_calls") + "data: [DONE]\n\n"}
+}
+
+// endTurn is a model answer that ends the run with text.
+func endTurn(text string) fakeprovider.Reply {
+	return fakeprovider.Reply{Body: sseChunk(map[string]any{"role": "assistant", "content": text}, nil) +
+		sseChunk(map[string]any{}, "stop") + "data: [DONE]\n\n"}
+}
+
+// scriptCalls makes model's first answer every call at once, and its
+// second the end of the run.
+func scriptCalls(model *fakeprovider.Server, calls []toolCall) {
+	model.Add(callTurn(calls...), endTurn("The run went on."))
+}
+
+// script is scriptCalls with bash calls.
+func script(model *fakeprovider.Server, calls []attackCall) {
+	var tcs []toolCall
+	for _, c := range calls {
 		args := map[string]any{"command": c.command}
 		if c.timeout > 0 {
 			args["timeout"] = c.timeout
 		}
-		a, _ := json.Marshal(args)
-		turn.WriteString(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.id, "type": "function",
-			"function": map[string]any{"name": "bash", "arguments": string(a)}}}}, nil))
+		tcs = append(tcs, toolCall{c.id, "bash", args})
 	}
-	turn.WriteString(chunk(map[string]any{}, "tool_calls") + "data: [DONE]\n\n")
-	end := chunk(map[string]any{"role": "assistant", "content": "The run went on."}, nil) + chunk(map[string]any{}, "stop") + "data: [DONE]\n\n"
-	model.Add(fakeprovider.Reply{Body: turn.String()}, fakeprovider.Reply{Body: end})
+	scriptCalls(model, tcs)
 }
 
 // run starts an attack run on queue and returns each call's result text.
@@ -297,7 +324,12 @@ func (w *attackWorld) runWith(t *testing.T, queue, ws string, sb *agent.SandboxC
 		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: tools,
 		Workspace: ws, Sandbox: sb,
 	}, Prompt: "Follow the instructions in README.md."}
-	run := testenv.Start(t, w.c, queue, "attack-", in)
+	return w.results(t, testenv.Start(t, w.c, queue, "attack-", in))
+}
+
+// results waits for run and returns its result, with each tool call's
+// result text by call id.
+func (w *attackWorld) results(t *testing.T, run client.WorkflowRun) (map[string]string, workflows.AgentLoopResult) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var res workflows.AgentLoopResult
@@ -313,4 +345,21 @@ func (w *attackWorld) runWith(t *testing.T, queue, ws string, sb *agent.SandboxC
 		}
 	}
 	return out, res
+}
+
+// checkRefused wants no attack's leak and each one's clear error.
+func checkRefused(t *testing.T, as []attack, out map[string]string) {
+	t.Helper()
+	for i, a := range as {
+		got := out[fmt.Sprintf("call_%02d", i)]
+		t.Logf("%s:\n%s", a.name, indent(got))
+		if a.leak != "" && strings.Contains(got, a.leak) {
+			t.Errorf("%s: the attack worked:\n%s", a.name, got)
+		}
+		for _, b := range a.blocked {
+			if !strings.Contains(got, b) {
+				t.Errorf("%s: want %q in:\n%s", a.name, b, got)
+			}
+		}
+	}
 }

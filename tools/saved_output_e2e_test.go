@@ -6,8 +6,6 @@ package tools_test
 // served by the same worker.
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,40 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/fakeprovider"
 	"github.com/durable-agents/agentloop/internal/testenv"
-	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/workflows"
 )
-
-// toolCall is one call of a scripted turn.
-type toolCall struct {
-	id, name string
-	args     map[string]any
-}
-
-func sseChunk(delta, finish any) string {
-	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-saved", "object": "chat.completion.chunk", "created": 1, "model": "attack",
-		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-	return "data: " + string(b) + "\n\n"
-}
-
-// callTurn is a model answer making every call at once.
-func callTurn(calls ...toolCall) fakeprovider.Reply {
-	var turn strings.Builder
-	for i, c := range calls {
-		a, _ := json.Marshal(c.args)
-		turn.WriteString(sseChunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.id, "type": "function",
-			"function": map[string]any{"name": c.name, "arguments": string(a)}}}}, nil))
-	}
-	return fakeprovider.Reply{Body: turn.String() + sseChunk(map[string]any{}, "tool_calls") + "data: [DONE]\n\n"}
-}
-
-func endTurn() fakeprovider.Reply {
-	return fakeprovider.Reply{Body: sseChunk(map[string]any{"role": "assistant", "content": "Done."}, nil) +
-		sseChunk(map[string]any{}, "stop") + "data: [DONE]\n\n"}
-}
 
 // readingCalls are what a run does with a saved output: read it, grep it,
 // list its directory, find it, and cat it with bash.
@@ -116,11 +84,11 @@ func savedOutputRow(t *testing.T, w *attackWorld, mode string) {
 	model.Add(callTurn(toolCall{"a_out", "bash", map[string]any{"command": `for i in $(seq 3000); do echo "SAVED-A-$i"; done`}}))
 	model.Next = func(req fakeprovider.Request) fakeprovider.Reply {
 		if pathA != "" {
-			return endTurn()
+			return endTurn("Done.")
 		}
 		m := fullOutput.FindSubmatch(req.Raw)
 		if m == nil {
-			return endTurn() // no notice: the checks below say why
+			return endTurn("Done.") // no notice: the checks below say why
 		}
 		pathA = string(m[1])
 		return callTurn(readingCalls("a", pathA)...)
@@ -149,7 +117,7 @@ func savedOutputRow(t *testing.T, w *attackWorld, mode string) {
 		toolCall{"b_grep_root", "grep", map[string]any{"pattern": "SAVED-A-1$", "path": root}},
 		toolCall{"b_bash_root", "bash", map[string]any{"command": "ls -R " + root + "; grep -r SAVED-A-1 " + root}},
 	)
-	model.Add(callTurn(calls...), endTurn())
+	model.Add(callTurn(calls...), endTurn("Done."))
 	outB := w.runTools(t, queue, wsB)
 	for _, c := range calls {
 		got := outB[c.id]
@@ -179,21 +147,8 @@ func (w *attackWorld) runTools(t *testing.T, queue, ws string) map[string]string
 		Workspace: ws,
 	}, Prompt: "Look at the output."}
 	run := testenv.Start(t, w.c, queue, "saved-", in)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var res workflows.AgentLoopResult
-	require.NoError(t, run.Get(ctx, &res))
+	out, res := w.results(t, run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	st, err := store.Open(w.storeDir, store.Options{Keys: w.keys})
-	require.NoError(t, err)
-	res.Messages, err = agentclient.ResolveMessages(ctx, st, res.Messages)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for _, m := range res.Messages {
-		if m.Role == agent.RoleToolResult {
-			out[m.ToolCallID] = agent.TextOf(m.Content)
-		}
-	}
 	require.NotEmpty(t, out, fmt.Sprintf("run %s made no tool calls", run.GetID()))
 	return out
 }
