@@ -11,8 +11,9 @@ var sessionLine = regexp.MustCompile(`Session (session-[0-9a-f]+) \(`)
 // sessionID reads the id of the session a chat started.
 func sessionID(t *testing.T, tm *term) string {
 	t.Helper()
-	tm.waitFor("Session session-")
-	tm.waitFor(" (")
+	// The chat's own line, not the "no worker polls" one a cold worker
+	// may print first.
+	tm.waitFor(" messages, ")
 	m := sessionLine.FindStringSubmatch(tm.Screen())
 	if m == nil {
 		t.Fatalf("no session id on the screen")
