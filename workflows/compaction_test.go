@@ -175,6 +175,7 @@ func compactionEnds(events []agent.Event) []agent.CompactionInfo {
 // would come near the window, never overflows, answers every prompt, and
 // keeps its compacted context across continue-as-new.
 func TestSessionCompactsAutomatically(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	if testing.Short() {
 		t.Skip("150 prompts")
 	}
@@ -260,6 +261,7 @@ func TestSessionRecoversFromOverflow(t *testing.T) {
 // is injected at the next poll, as ever; an abort during a compaction ends
 // it with the context as it was.
 func TestSteerAndAbortDuringCompaction(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	m := &windowModel{window: 32000, gate: make(chan struct{})}
 	c, queue := newWindowWorker(t, m)
 	run := startWindowSession(t, c, queue, workflows.SessionInput{

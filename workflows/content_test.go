@@ -42,6 +42,7 @@ func incompressible(seed uint64, n int) string {
 // CI-sized variant of the 1,000-prompt budget (go run ./bench content):
 // past the prompt (84) at which sessions used to stall for good.
 func TestSessionLargeToolOutputsStayOutOfHistory(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	if testing.Short() {
 		t.Skip("150 prompts")
 	}
@@ -167,6 +168,7 @@ func chainRuns(t *testing.T, h *harness, id string, min int) []*workflowpb.Workf
 // the run, and the result reports the whole run. The 2,000-turn variant is
 // in the bench (go run ./bench content).
 func TestAgentLoopContinuesAsNewWithoutAGap(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	if testing.Short() {
 		t.Skip("300 turns")
 	}

@@ -145,10 +145,14 @@ func driftFailed(activityType string) func(*historypb.HistoryEvent) bool {
 // that has them, and ends as if nothing had happened; the bad worker's
 // errors name it and what it lacks while the run waits.
 func TestConfigDriftRunMovesToWorkerThatHasIt(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	// A parallel batch (even of one call) waits on futures; a sequential
 	// one on each stage in turn: both move.
 	for _, mode := range []agent.ExecutionMode{agent.ExecutionParallel, agent.ExecutionSequential} {
-		t.Run(string(mode), func(t *testing.T) { testRunMoves(t, mode) })
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			testRunMoves(t, mode)
+		})
 	}
 }
 
@@ -217,6 +221,7 @@ func testRunMoves(t *testing.T, mode agent.ExecutionMode) {
 // resolve, where the provider name is one no build knows but the session
 // resolved before, is drift and not bad input.
 func TestConfigDriftSessionGoesOnAfterContinueAsNew(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	c := testenv.Client(t)
 	st := testenv.Store(t)
 	queue := "test-" + testenv.Suffix()

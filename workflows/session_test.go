@@ -195,6 +195,7 @@ func TestSessionSetters(t *testing.T) {
 // A session with a 500-turn run continues as new every 100 turns, between
 // turns, and a client following its events sees one gap-free stream.
 func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
+	t.Parallel() // one of the long tests: they run beside each other
 	if testing.Short() {
 		t.Skip("500 turns")
 	}
