@@ -61,7 +61,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 				return errors.New(errBusyPrompt)
 			}
 			if why := s.budgetExhausted(); why != "" {
-				return errors.New(agent.BudgetErrorMessage(why))
+				return budgetRefusal(why)
 			}
 			msgs, err := s.promptMessages(ctx, r)
 			if err != nil {
@@ -77,7 +77,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 				return err
 			}
 			if why := s.budgetExhausted(); why != "" {
-				return errors.New(agent.BudgetErrorMessage(why))
+				return budgetRefusal(why)
 			}
 			return nil
 		}},

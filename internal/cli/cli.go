@@ -150,8 +150,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil && intr.interrupted() {
 			return ExitDetached // Ctrl-C: the user knows
 		}
-		if err.Error() != "" {
-			fmt.Fprintln(stderr, "starter:", err)
+		if msg := userMessage(err); msg != "" {
+			fmt.Fprintln(stderr, "starter:", msg)
 		}
 		if strings.Contains(err.Error(), "failed reaching server") {
 			fmt.Fprintf(stderr, "starter: no Temporal server answers at %s (scripts/demo starts one; -address or TEMPORAL_ADDRESS names another)\n", opts.HostPort)
