@@ -89,9 +89,46 @@ func TestWorkspaceThatExistsPassesTheCheck(t *testing.T) {
 // holds it. The run resolves on b, becomes b's host, lists b's workspace
 // and ends as if nothing had happened.
 func TestMissingWorkspaceResolvesOnTheWorkerThatHoldsIt(t *testing.T) {
-	c := testenv.Client(t)
+	c, queue, hostB := workspaceFleet(t)
+	run := testenv.Start(t, c, queue, "workspace-", workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"list"}},
+		Prompt:     "list the files",
+	})
+	res := testenv.Result(t, run, settleTimeout)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.Equal(t, "on-b.txt", agent.TextOf(res.Messages[2].Content), "the tool ran in b's workspace")
+
+	hist, err := testenv.History(context.Background(), c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	resolves := map[int64]bool{}
+	resolvedBy := ""
+	for _, e := range hist.GetEvents() {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			switch a.GetActivityType().GetName() {
+			case "ExecuteToolCall":
+				require.Equal(t, hostB, a.GetTaskQueue().GetName(), "the run's host is b")
+			case "ResolveRun":
+				resolves[e.GetEventId()] = true
+			}
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && resolves[a.GetScheduledEventId()] {
+			resolvedBy = a.GetIdentity()
+		}
+	}
+	require.Equal(t, "worker-b", resolvedBy, "the attempt that resolved the run")
+	n := scheduled(t, c, run.GetID(), run.GetRunID())
+	require.Equal(t, 1, n["ResolveRun"], "the resolve moved to the task queue once: %v", n)
+}
+
+// workspaceFleet starts two workers of a task queue of their own with the
+// scripted model (one call of the list tool, then "done") and the list
+// tool: a, the only workflow worker, whose default workspace is missing,
+// and b, activities only, whose default workspace holds on-b.txt, with a
+// host queue each. It returns the queue and b's host queue once b polls.
+func workspaceFleet(t *testing.T) (c client.Client, queue, hostB string) {
+	c = testenv.Client(t)
 	st := testenv.Store(t)
-	queue := "test-" + testenv.Suffix()
+	queue = "test-" + testenv.Suffix()
 	script := []llm.ScriptedResponse{answer(call("c1", "list")), answer(text("done"))}
 
 	actsA := driftActs(c, st, "test", script, lsTool(), "")
@@ -110,35 +147,7 @@ func TestMissingWorkspaceResolvesOnTheWorkerThatHoldsIt(t *testing.T) {
 	startIdentified(t, c, queue, actsB, false)
 	startIdentified(t, c, actsB.HostQueue, actsB, false)
 	waitPoller(t, c, queue, "worker-b")
-
-	run := testenv.Start(t, c, queue, "workspace-", workflows.AgentLoopInput{
-		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"list"}},
-		Prompt:     "list the files",
-	})
-	res := testenv.Result(t, run, settleTimeout)
-	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	require.Equal(t, "on-b.txt", agent.TextOf(res.Messages[2].Content), "the tool ran in b's workspace")
-
-	hist, err := testenv.History(context.Background(), c, run.GetID(), run.GetRunID())
-	require.NoError(t, err)
-	resolves := map[int64]bool{}
-	resolvedBy := ""
-	for _, e := range hist.GetEvents() {
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
-			switch a.GetActivityType().GetName() {
-			case "ExecuteToolCall":
-				require.Equal(t, actsB.HostQueue, a.GetTaskQueue().GetName(), "the run's host is b")
-			case "ResolveRun":
-				resolves[e.GetEventId()] = true
-			}
-		}
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && resolves[a.GetScheduledEventId()] {
-			resolvedBy = a.GetIdentity()
-		}
-	}
-	require.Equal(t, "worker-b", resolvedBy, "the attempt that resolved the run")
-	n := scheduled(t, c, run.GetID(), run.GetRunID())
-	require.Equal(t, 1, n["ResolveRun"], "the resolve moved to the task queue once: %v", n)
+	return c, queue, actsB.HostQueue
 }
 
 // startIdentified starts a worker on queue that polls as its activities'
