@@ -70,7 +70,13 @@ func TestMissingWorkspaceExitsWithTheErrorCode(t *testing.T) {
 		t.Fatalf("run with a missing workspace: exit code %d, want %d and %q:\n%s", code, cli.ExitError, want, out)
 	}
 	out, code = runPiped(t, ws, nil, "session", "start", "-workspace", typo, "list the files")
-	if code != cli.ExitError || !strings.Contains(out, want) {
+	if code != cli.ExitError || !strings.Contains(out, want) || strings.Contains(out, "-update-id") {
 		t.Fatalf("session with a missing workspace: exit code %d, want %d and %q:\n%s", code, cli.ExitError, want, out)
+	}
+	// The chat starts the session, which fails at once: it says why.
+	tm := run(t, ws, nil, "session", "chat", "-workspace", typo)
+	tm.waitFor(want)
+	if code := tm.exitCode(); code != cli.ExitError {
+		t.Fatalf("chat with a missing workspace: exit code %d, want %d:\n%s", code, cli.ExitError, tm.Screen())
 	}
 }
