@@ -2,10 +2,12 @@ package workflows_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/internal/testenv"
@@ -59,4 +61,19 @@ func TestUpdatesRefuseUnknownFields(t *testing.T) {
 	evs := h.waitRunEnd(run, 1)
 	end := evs[len(evs)-1]
 	require.Equal(t, "hello", agent.TextOf(end.Messages[len(end.Messages)-1].Content))
+}
+
+// Updates with fields their arguments lack that the code before the field
+// check accepted (a setter, setBudget, prompts, an abort, a follow-up,
+// recorded with that code into
+// testdata/histories/session-updates-with-unknown-fields.1.json) replay
+// against this code: validators do not run on replay, and the handlers
+// ignore the field as they did (TestReplayRecordedHistories replays it;
+// this checks it holds what it should).
+func TestReplayOfUpdatesAcceptedWithUnknownFields(t *testing.T) {
+	text := readFile(t, "../testdata/histories/session-updates-with-unknown-fields.1.json")
+	require.Equal(t, 6, strings.Count(text, `"workflowExecutionUpdateAcceptedEventAttributes"`))
+	r := worker.NewWorkflowReplayer()
+	workflows.RegisterWorkflows(r)
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(testenv.Quiet(), "../testdata/histories/session-updates-with-unknown-fields.1.json"))
 }
