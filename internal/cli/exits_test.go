@@ -66,8 +66,8 @@ func TestMissingWorkspaceExitsWithTheErrorCode(t *testing.T) {
 	typo := filepath.Join(ws, "no-such-dir")
 	out, code := runPiped(t, ws, nil, "run", "-workspace", typo, "list the files")
 	want := "workspace " + typo + " does not exist on any worker of task queue"
-	if code != cli.ExitError || !strings.Contains(out, want) {
-		t.Fatalf("run with a missing workspace: exit code %d, want %d and %q:\n%s", code, cli.ExitError, want, out)
+	if code != cli.ExitError || !strings.Contains(out, want) || strings.Contains(out, "type: WorkspaceMissing") {
+		t.Fatalf("run with a missing workspace: exit code %d, want %d and %q in words:\n%s", code, cli.ExitError, want, out)
 	}
 	out, code = runPiped(t, ws, nil, "session", "start", "-workspace", typo, "list the files")
 	if code != cli.ExitError || !strings.Contains(out, want) || strings.Contains(out, "-update-id") {
