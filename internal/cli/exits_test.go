@@ -73,6 +73,17 @@ func TestMissingWorkspaceExitsWithTheErrorCode(t *testing.T) {
 	if code != cli.ExitError || !strings.Contains(out, want) || strings.Contains(out, "-update-id") {
 		t.Fatalf("session with a missing workspace: exit code %d, want %d and %q:\n%s", code, cli.ExitError, want, out)
 	}
+	// Started without a prompt, the session fails as it starts; its first
+	// prompt says why, without the resend hint.
+	out, code = runPiped(t, ws, nil, "session", "start", "-workspace", typo)
+	if code != 0 {
+		t.Fatalf("session start: exit %d:\n%s", code, out)
+	}
+	id := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+	out, code = runPiped(t, ws, nil, "session", "prompt", id, "list the files")
+	if code != cli.ExitError || !strings.Contains(out, want) || strings.Contains(out, "-update-id") {
+		t.Fatalf("prompt of a session that failed on a missing workspace: exit code %d, want %d and %q:\n%s", code, cli.ExitError, want, out)
+	}
 	// The chat starts the session, which fails at once: it says why.
 	tm := run(t, ws, nil, "session", "chat", "-workspace", typo)
 	tm.waitFor(want)

@@ -10,10 +10,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// sessionEnded is the error of a session that closed while the starter
-// followed its run, before the run's agent_end: it failed (a workspace no
-// worker holds fails a session when it starts), or was terminated or
-// cancelled. nil while the session goes on, or when it cannot tell.
+// sessionEnded is the error of a session (or run) that closed while the
+// starter followed its run, before the run's agent_end, or before an
+// Update reached it: it failed (a workspace no worker holds fails a
+// session when it starts), or was terminated or cancelled. nil while it
+// goes on, when it completed, or when the starter cannot tell.
 func (e *env) sessionEnded(ctx context.Context, id string) error {
 	d, err := e.c.DescribeWorkflow(ctx, id, "")
 	if err != nil || d.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -30,7 +31,7 @@ func (e *env) sessionEnded(ctx context.Context, id string) error {
 	if errors.As(err, &app) {
 		err = app
 	}
-	return exitError{code: ExitError, msg: fmt.Sprintf("session %s ended: %s", id, userMessage(err))}
+	return exitError{code: ExitError, msg: fmt.Sprintf("%s ended: %s", id, userMessage(err))}
 }
 
 // userMessage is err's text without what the SDK adds to a run's or
