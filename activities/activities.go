@@ -63,6 +63,10 @@ type Activities struct {
 	// on its host queue (ResolveRun tells the run; its hostStartTimeout
 	// overrides it). Zero: the workflow's default.
 	HostStartTimeout time.Duration
+	// Identity is the identity this worker polls with (worker.Options or
+	// client.Options Identity), to tell itself from other workers in a
+	// task queue's pollers (workspace.go). Empty: the SDK's default.
+	Identity string
 
 	contexts *contextCache
 	tools    running
@@ -111,6 +115,10 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 	if err := cmp.Or(modelErr, toolsErr, hooksErr); err != nil {
 		return ResolveRunOutput{}, err
 	}
+	missing, elsewhere := a.checkWorkspace(ctx, in, defs)
+	if missing != "" && in.RequireWorkspace {
+		return ResolveRunOutput{}, a.workspaceError(missing, elsewhere)
+	}
 	out := ResolveRunOutput{Tools: make([]ToolInfo, 0, len(defs)), SearchAttributes: a.SearchAttributes,
 		ContextWindow: llm.Limits(in.Model.ID).ContextWindow}
 	for _, d := range defs {
@@ -128,6 +136,7 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 	out.HostQueue = a.hostQueueFor(in.Workspace)
 	out.HostStartTimeout = a.HostStartTimeout
 	out.StoreID = a.StoreID
+	out.WorkspaceMissing, out.WorkspaceElsewhere = missing, elsewhere
 	return out, nil
 }
 

@@ -41,6 +41,9 @@ const (
 	// the stage to another worker until the run's configDriftTimeout
 	// passes (workflows/drift.go).
 	ErrConfigDrift = "ConfigDrift"
+	// ErrWorkspaceMissing is non-retryable: the run's workspace is on no
+	// worker of its task queue (activities/workspace.go).
+	ErrWorkspaceMissing = "WorkspaceMissing"
 )
 
 // ResolveRunInput names what a run needs from the worker's registries.
@@ -55,6 +58,13 @@ type ResolveRunInput struct {
 	// Resolved is set when the run resolved before (it continued as new):
 	// nothing it names is a typo, so whatever this worker lacks is drift.
 	Resolved bool `json:"resolved,omitempty"`
+	// CheckWorkspace asks whether the workspace is here when the run has
+	// workspace tools: the answer's WorkspaceMissing says what is wrong.
+	// RequireWorkspace fails the resolve instead, with ConfigDrift when
+	// another worker of the task queue may hold it, else with
+	// ErrWorkspaceMissing (activities/workspace.go).
+	CheckWorkspace   bool `json:"checkWorkspace,omitempty"`
+	RequireWorkspace bool `json:"requireWorkspace,omitempty"`
 }
 
 // ToolInfo is what the workflow needs to schedule a tool.
@@ -93,6 +103,12 @@ type ResolveRunOutput struct {
 	// (store/id.go): the run carries it to every activity that reads or
 	// writes its content, and a worker with another store refuses those.
 	StoreID string `json:"storeId,omitempty"`
+	// WorkspaceMissing says what is wrong with the run's workspace on the
+	// resolving worker when the run asked (CheckWorkspace), "" when it is
+	// there; WorkspaceElsewhere is set when another worker of the task
+	// queue may hold it.
+	WorkspaceMissing   string `json:"workspaceMissing,omitempty"`
+	WorkspaceElsewhere bool   `json:"workspaceElsewhere,omitempty"`
 }
 
 // ContextRef tells the model-turn activity which context to send: the first

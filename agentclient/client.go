@@ -20,13 +20,33 @@ import (
 
 // Start starts an AgentLoop run.
 func Start(ctx context.Context, c client.Client, id, taskQueue string, in workflows.AgentLoopInput) (client.WorkflowRun, error) {
+	return start(ctx, c, id, taskQueue, in, RunSummary(in))
+}
+
+// start starts an AgentLoop run with the Web UI's summary of it.
+func start(ctx context.Context, c client.Client, id, taskQueue string, in workflows.AgentLoopInput, summary string) (client.WorkflowRun, error) {
 	if taskQueue == "" {
 		taskQueue = workflows.TaskQueue
 	}
+	// The Web UI's list shows the static summary (a session's: StartSession).
 	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        id,
-		TaskQueue: taskQueue,
+		ID:            id,
+		TaskQueue:     taskQueue,
+		StaticSummary: summary,
 	}, workflows.AgentLoopWorkflow, in)
+}
+
+// RunSummary is the Web UI's summary of an AgentLoop run: its prompt's
+// title (the first line a session list shows), else "agent run".
+func RunSummary(in workflows.AgentLoopInput) string {
+	prompts := in.Prompts
+	if in.Prompt != "" {
+		prompts = append([]agent.Message{agent.UserText(in.Prompt, 0)}, prompts...)
+	}
+	if title := workflows.Title(prompts); title != "" {
+		return title
+	}
+	return "agent run"
 }
 
 // Follow calls fn for every event of a run after sequence number after, as

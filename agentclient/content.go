@@ -105,11 +105,12 @@ func StartWithOptions(ctx context.Context, c client.Client, id, taskQueue string
 	if id == "" && o.Store != nil {
 		return nil, fmt.Errorf("start: a workflow id is needed to store the input's content under")
 	}
+	summary := RunSummary(in) // from the prompt as it is, not its stubs
 	stored, err := StoreContent(ctx, o.Store, id, in)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", id, err)
 	}
-	return Start(ctx, c, id, taskQueue, stored.(workflows.AgentLoopInput))
+	return start(ctx, c, id, taskQueue, stored.(workflows.AgentLoopInput), summary)
 }
 
 // Signal sends a Signal (steer, followUp, prompt: the twins of the

@@ -126,6 +126,7 @@ func main() {
 	}
 	acts := activities.New(c, st, models, registry, hooks.NewRegistry())
 	acts.DefaultWorkspace = *workspace
+	acts.Identity = opts.Identity // its pollers' identity; empty: the SDK's default
 	hostIDFrom := ""
 	acts.StoreID = st.ID()
 	if *hostAffinity {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -109,6 +110,17 @@ func (l *loop) budgetMessage(ctx workflow.Context, why string) agent.Message {
 	m.StopReason = agent.StopReasonBudget
 	m.ErrorMessage = agent.BudgetErrorMessage(why)
 	return m
+}
+
+// ErrBudgetExhausted is the type of a session's refusal of a prompt or a
+// continue when its budget is spent, so that a client can tell it from
+// other refused input (the starter exits with its budget code).
+const ErrBudgetExhausted = "BudgetExhausted"
+
+// budgetRefusal is a validator's refusal of a new run: no history records
+// it, so its type needs no version.
+func budgetRefusal(why string) error {
+	return temporal.NewApplicationError(agent.BudgetErrorMessage(why), ErrBudgetExhausted)
 }
 
 // budgetExhausted says why a session refuses a new run, "" when it may

@@ -28,11 +28,15 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 		toolUpdate: workflow.GetSignalChannel(ctx, SignalToolUpdate),
 		toolQueue:  workflow.GetSignalChannel(ctx, activities.SignalToolQueue),
 	}
-	queueUpdate := func(q *queue) (func(workflow.Context, agent.Message) (QueueStatus, error), func(workflow.Context, agent.Message) error) {
-		validate := func(ctx workflow.Context, m agent.Message) error {
+	queueUpdate := func(q *queue) (func(workflow.Context, messageArg) (QueueStatus, error), func(workflow.Context, messageArg) error) {
+		validate := func(ctx workflow.Context, arg messageArg) error {
 			if l.applied(ctx) {
 				return nil
 			}
+			if err := arg.unknownField(); err != nil {
+				return err
+			}
+			m := arg.Message
 			if l.status == statusEnded || l.status == statusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
@@ -44,7 +48,8 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			}
 			return l.checkRoom(l.inlineBytes(m))
 		}
-		handle := func(ctx workflow.Context, m agent.Message) (QueueStatus, error) {
+		handle := func(ctx workflow.Context, arg messageArg) (QueueStatus, error) {
+			m := arg.Message
 			return once(l, ctx, func() (QueueStatus, error) {
 				_ = checkQueuedMessage(&m, false) // fills the default role the validator allowed
 				if err := l.enqueue(ctx, q, m); err != nil {
@@ -65,13 +70,18 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			return err
 		}
 	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateAbort, func(ctx workflow.Context, r activities.AbortRequest) (AbortStatus, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAbort, func(ctx workflow.Context, r abortArg) (AbortStatus, error) {
 		return once(l, ctx, func() (AbortStatus, error) {
 			already := l.aborted
 			l.abort(abortReason(r.Reason))
 			return AbortStatus{AlreadyAborted: already}, nil
 		})
-	}); err != nil {
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, r abortArg) error {
+		if l.applied(ctx) {
+			return nil
+		}
+		return r.unknownField()
+	}}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
@@ -85,13 +95,25 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			if l.applied(ctx) {
 				return nil
 			}
+			if err := r.unknownField(); err != nil {
+				return err
+			}
 			return l.checkApproval(r)
 		}},
 	); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetBudget, l.setBudget,
-		workflow.UpdateHandlerOptions{Validator: l.checkSetBudget}); err != nil {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetBudget,
+		func(ctx workflow.Context, b budgetArg) (BudgetState, error) { return l.setBudget(ctx, b.Budget) },
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, b budgetArg) error {
+			if l.applied(ctx) {
+				return nil
+			}
+			if err := b.unknownField(); err != nil {
+				return err
+			}
+			return l.checkSetBudget(ctx, b.Budget)
+		}}); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {

@@ -113,6 +113,7 @@ func (l *loop) resolve(ctx workflow.Context) error {
 		BeforeToolCall: l.cfg.BeforeToolCall,
 		AfterToolCall:  l.cfg.AfterToolCall,
 		Resolved:       l.resolvedBefore,
+		CheckWorkspace: l.checksWorkspace(),
 	}
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.ResolveRun, in)
 	l.wait(ctx, f)
@@ -123,6 +124,10 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	}
 	if err := f.Get(ctx, &resolved); err != nil {
 		return l.driftError(err)
+	}
+	resolved, err := l.resolveWorkspace(ctx, in, resolved)
+	if err != nil {
+		return err
 	}
 	l.tools = map[string]activities.ToolInfo{}
 	for _, t := range resolved.Tools {

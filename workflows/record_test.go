@@ -54,6 +54,11 @@ func TestRecordHistories(t *testing.T) {
 		"loop-continue-as-new":          recordLoopContinueAsNew,
 		"loop-approval-timeout":         recordLoopApprovalTimeout,
 		"session-large-inputs":          recordSessionLargeInputs,
+		"session-list-memo":             recordSessionListMemo,
+		"refuse-unknown-input-fields":   recordRefuseUnknownInputFields,
+		"drop-foreign-signal":           recordDropForeignSignal,
+		"workspace-missing":             recordWorkspaceMissing,
+		"workspace-elsewhere":           recordWorkspaceElsewhere,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

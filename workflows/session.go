@@ -56,6 +56,12 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	}
 	s.restore(in.Carry)
 	s.continueAfterTurns = in.ContinueAsNewAfterTurns
+	// The Web UI's current details show the title from the start: the
+	// memo's, set by the client that started the session or carried over
+	// by continue-as-new, whose run loses the static summary (the SDK
+	// cannot set one on continue-as-new). Reading the memo adds nothing
+	// to history.
+	s.title, _ = memoString(ctx, MemoTitle)
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}

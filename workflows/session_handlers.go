@@ -61,7 +61,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 				return errors.New(errBusyPrompt)
 			}
 			if why := s.budgetExhausted(); why != "" {
-				return errors.New(agent.BudgetErrorMessage(why))
+				return budgetRefusal(why)
 			}
 			msgs, err := s.promptMessages(ctx, r)
 			if err != nil {
@@ -77,7 +77,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 				return err
 			}
 			if why := s.budgetExhausted(); why != "" {
-				return errors.New(agent.BudgetErrorMessage(why))
+				return budgetRefusal(why)
 			}
 			return nil
 		}},
@@ -146,6 +146,9 @@ func (s *session) acceptRepeats(validate any) any {
 			if s.applied(ctx) {
 				return nil
 			}
+			if err := r.unknownField(); err != nil {
+				return err
+			}
 			return v(ctx, r)
 		}
 	case func(workflow.Context, SettingRequest) error:
@@ -153,12 +156,18 @@ func (s *session) acceptRepeats(validate any) any {
 			if s.applied(ctx) {
 				return nil
 			}
+			if err := r.unknownField(); err != nil {
+				return err
+			}
 			return v(ctx, r)
 		}
 	case func(workflow.Context, CompactRequest) error:
 		return func(ctx workflow.Context, r CompactRequest) error {
 			if s.applied(ctx) {
 				return nil
+			}
+			if err := r.unknownField(); err != nil {
+				return err
 			}
 			return v(ctx, r)
 		}

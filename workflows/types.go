@@ -196,6 +196,8 @@ type ApproveRequest struct {
 	ToolCallID string `json:"toolCallId"`
 	Decision   string `json:"decision"`
 	Reason     string `json:"reason,omitempty"`
+
+	unknown string // a field the JSON had and this type lacks (updatefields.go)
 }
 
 // ApprovalStatus answers an approve Update: how many calls still wait.
@@ -210,6 +212,8 @@ type PromptRequest struct {
 	Text     string          `json:"text,omitempty"`
 	Images   []agent.Content `json:"images,omitempty"`
 	Messages []agent.Message `json:"messages,omitempty"`
+
+	unknown string // a field the JSON had and this type lacks (updatefields.go)
 }
 
 // RunStatus answers prompt and continue: the run's number in the session,
@@ -223,6 +227,8 @@ type RunStatus struct {
 // the summary (pi's /compact [instructions]).
 type CompactRequest struct {
 	Instructions string `json:"instructions,omitempty"`
+
+	unknown string // a field the JSON had and this type lacks (updatefields.go)
 }
 
 // CompactStatus answers the compact Update.
@@ -237,6 +243,8 @@ type SettingRequest struct {
 	Model *agent.ModelRef `json:"model,omitempty"`
 	Level string          `json:"level,omitempty"`
 	Mode  string          `json:"mode,omitempty"`
+
+	unknown string // a field the JSON had and this type lacks (updatefields.go)
 }
 
 // SetBudgetStatus answers the setBudget Update.

@@ -96,6 +96,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 			if ctx.Err() != nil {
 				return c.left(e, id)
 			}
+			if err == nil {
+				return e.sessionEnded(ctx, id) // failed, terminated or cancelled
+			}
 			return err
 		case ev := <-approvalEvents:
 			e.approvalEvent(&asks, ev)

@@ -150,8 +150,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil && intr.interrupted() {
 			return ExitDetached // Ctrl-C: the user knows
 		}
-		if err.Error() != "" {
-			fmt.Fprintln(stderr, "starter:", err)
+		if msg := userMessage(err); msg != "" {
+			fmt.Fprintln(stderr, "starter:", msg)
 		}
 		if strings.Contains(err.Error(), "failed reaching server") {
 			fmt.Fprintf(stderr, "starter: no Temporal server answers at %s (scripts/demo starts one; -address or TEMPORAL_ADDRESS names another)\n", opts.HostPort)
@@ -190,7 +190,13 @@ func (e *env) update(ctx context.Context, id, name string, arg, result any) erro
 	waitCtx, stopExplaining := context.WithCancel(ctx)
 	defer stopExplaining()
 	go e.explainStall(waitCtx, id)
-	return agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
+	err := agentclient.UpdateWithOptions(ctx, e.c, id, name, arg, result, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
+	if err != nil {
+		if ended := e.sessionEnded(ctx, id); ended != nil {
+			return ended // why the workflow is gone says more than the Update's error
+		}
+	}
+	return err
 }
 
 // send sends an Update of its own (a chat line), its large content stored

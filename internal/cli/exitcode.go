@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // The starter's exit codes (README, docs/api.md): a script can tell a run
@@ -18,7 +19,7 @@ const (
 	ExitUsage    = 2   // bad flags or arguments
 	ExitRefused  = 3   // the run or session refused the input (an Update's validator or handler)
 	ExitAborted  = 4   // a run was aborted
-	ExitBudget   = 5   // a run stopped at its budget
+	ExitBudget   = 5   // a run stopped at its budget, or a session refused a run for its spent budget
 	ExitDetached = 130 // Ctrl-C twice: the starter left, the run goes on
 )
 
@@ -42,6 +43,8 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &x):
 		return x.code
+	case errors.As(err, &app) && app.Type() == workflows.ErrBudgetExhausted:
+		return ExitBudget
 	case errors.As(err, &app):
 		return ExitRefused
 	}

@@ -32,7 +32,9 @@ func (e *env) runStatus(end agent.Event) {
 			if m.Usage != nil {
 				u = u.Add(*m.Usage)
 			}
-			turns++
+			if m.StopReason != agent.StopReasonBudget {
+				turns++ // a budget stop is made instead of a model call
+			}
 			stop = m.StopReason
 		}
 	}

@@ -153,7 +153,7 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 	var res workflows.AgentLoopResult
 	if err == nil {
 		if err = run.Get(followCtx, &res); err != nil {
-			err = exitError{code: ExitError, msg: err.Error()} // the run failed: not a refusal
+			err = exitError{code: ExitError, msg: userMessage(err)} // the run failed: not a refusal
 		}
 	}
 	if followCtx.Err() != nil && ctx.Err() == nil {

@@ -294,6 +294,8 @@ func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) er
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil && parent.Err() == nil:
 		e.detachedHelp(id, true) // a second Ctrl-C
 		return exitError{code: ExitDetached}
+	case err == nil:
+		return e.sessionEnded(parent, id)
 	}
 	return err
 }

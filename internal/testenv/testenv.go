@@ -104,3 +104,15 @@ func SaveHistory(ctx context.Context, c client.Client, workflowID, runID, path s
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
+
+// HostPort is the frontend address of the server Client connects to, for
+// tools the tests run (the Temporal CLI); "" before Client.
+func HostPort() string {
+	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
+		return addr
+	}
+	if srv != nil {
+		return srv.FrontendHostPort()
+	}
+	return ""
+}

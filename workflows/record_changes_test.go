@@ -1,0 +1,103 @@
+package workflows_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// Scenarios of TestRecordHistories for changes that only some histories
+// meet: each records the version marker of its change (checked by
+// TestRecordedChangesHaveTheirMarkers).
+
+// Two prompts: each run's end upserts the session's memo (title,
+// lastActivity) for session list.
+func recordSessionListMemo(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{answer(text("one")), answer(text("two"))})
+	run := h.startSession(workflows.SessionInput{})
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "the session's title"}, nil))
+	h.waitRunEnd(run, 1)
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil))
+	h.waitRunEnd(run, 2)
+	return h.c, run.GetID()
+}
+
+// A run whose input has a field the input does not have ("promt") fails
+// as InvalidInput.
+func recordRefuseUnknownInputFields(t *testing.T) (client.Client, string) {
+	h := recording(t, nil)
+	run := h.start(map[string]any{
+		"model":  map[string]any{"provider": "test", "id": "script"},
+		"prompt": "hi",
+		"promt":  "hi",
+	})
+	err := run.Get(context.Background(), nil)
+	require.ErrorContains(t, err, `unknown field "promt"`)
+	return h.c, run.GetID()
+}
+
+// A prompt Signal holding another run's stubs is dropped with a note; the
+// next prompt runs.
+func recordDropForeignSignal(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{answer(text("ok"))})
+	run := h.startSession(workflows.SessionInput{})
+	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
+		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
+	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", workflows.SignalPrompt,
+		workflows.PromptRequest{Messages: []agent.Message{foreign}}))
+	h.waitState(run, func(s workflows.RunState) bool { return len(s.Dropped) == 1 })
+	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	h.waitRunEnd(run, 1)
+	return h.c, run.GetID()
+}
+
+// A run whose workspace is on no worker fails when it resolves.
+func recordWorkspaceMissing(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{answer(call("c1", "list")), answer(text("done"))}, lsTool())
+	in := h.input("list the files", "list")
+	in.Workspace = filepath.Join(t.TempDir(), "no-such-workspace")
+	run := h.start(in)
+	require.ErrorContains(t, run.Get(context.Background(), nil), "does not exist on any worker")
+	return h.c, run.GetID()
+}
+
+// A run whose workflow worker lacks its workspace resolves on the worker
+// that holds it, its host from then on.
+func recordWorkspaceElsewhere(t *testing.T) (client.Client, string) {
+	c, queue, _ := workspaceFleet(t)
+	run := testenv.Start(t, c, queue, "workspace-", workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"list"}},
+		Prompt:     "list the files",
+	})
+	res := testenv.Result(t, run, settleTimeout)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	return c, run.GetID()
+}
+
+// Each recorded history of these changes holds its version marker.
+func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
+	for file, change := range map[string]string{
+		"session-list-memo.1.json":           "session-list-memo",
+		"refuse-unknown-input-fields.1.json": "refuse-unknown-input-fields",
+		"drop-foreign-signal.1.json":         "drop-foreign-signal",
+		"workspace-missing.1.json":           "check-workspace-at-resolve",
+		"workspace-elsewhere.1.json":         "check-workspace-at-resolve",
+	} {
+		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
+		require.NoError(t, err)
+		h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+		require.NoError(t, f.Close())
+		require.NoError(t, err, file)
+		require.NotZero(t, markers(h, change), "%s holds no marker of %s", file, change)
+	}
+}
