@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
 )
 
 // Paths inside a bwrap sandbox.
@@ -106,10 +108,16 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		a = append(a, "--block-fd", "4") // until the limits are set
 	}
 	a = append(a, "--unshare-net") // with network on too (netns.go)
+	if spec.Network || spec.DieWithWorker {
+		a = append(a, "--ro-bind", s.bridge, bridgeBin) // the bridge; the guard inside
+	}
 	if spec.Network {
-		a = s.bridgeMounts(a)
+		a = append(a, "--bind", s.proxy.socket, bridgeSocket)
 	}
 	if spec.DieWithWorker {
+		// bwrap's own death signals leave a window: its pid 1 sets one
+		// only after its set-up, and a worker killed before then leaves
+		// the sandbox running; the guard closes it (lifeline.go).
 		a = append(a, "--die-with-parent")
 	}
 	for _, dir := range s.system {
@@ -142,11 +150,23 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if spec.Network {
 		a = append(a, bridgeCommand()...)
 	}
+	if spec.DieWithWorker {
+		a = append(a, guardCommand(bridgeBin, s.bwrapLifelineFD(), "namespace")...)
+	}
 	if s.runAs != nil {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
 	return append(a, spec.argv()...)
+}
+
+// bwrapLifelineFD is the lifeline's descriptor in bwrap and the command:
+// after the status (3) and, for the worker's own user, the block (4).
+func (s *Sandbox) bwrapLifelineFD() int {
+	if s.runAs == nil {
+		return 5
+	}
+	return 4
 }
 
 // workspaceSource is what bwrap binds at the workspace's path: the
@@ -230,6 +250,16 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return nil, err
 	}
 	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
+	if spec.DieWithWorker {
+		// A guard outside too: bwrap's monitor dies with the worker
+		// (--die-with-parent, or writing the status to a closed pipe), and
+		// a pid 1 it has not yet let run waits for it forever. The guard
+		// kills their group, which pid 1 leaves only once it runs, and
+		// passes bwrap its descriptors (lifeline.go).
+		argv := append(guardCommand(s.bridge, s.bwrapLifelineFD(), "group", "-pass"), s.bwrap)
+		cmd = exec.Command(argv[0], append(argv[1:], cmd.Args[1:]...)...)
+		cmd.Args[0] = netbridge.Name // the worker's own binary serves as the guard under this name
+	}
 	cmd.Env = s.environment(spec, bwrapHome, bwrapTmp, proxyURL)
 	spec.connect(cmd)
 	cmd.ExtraFiles = []*os.File{statusW} // fd 3
@@ -244,6 +274,15 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		defer blockR.Close()
 		defer blockW.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, blockR) // fd 4
+	}
+	if spec.DieWithWorker {
+		life, err := lifelineReader()
+		if err != nil {
+			statusR.Close()
+			statusW.Close()
+			return nil, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, life) // fd bwrapLifelineFD
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.runAs}
 	err = cmd.Start()

@@ -62,12 +62,6 @@ func isExecutable(p string) bool {
 	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
 }
 
-// bridgeMounts bind the bridge's binary (read-only) and the proxy's
-// socket into the sandbox.
-func (s *Sandbox) bridgeMounts(a []string) []string {
-	return append(a, "--ro-bind", s.bridge, bridgeBin, "--bind", s.proxy.socket, bridgeSocket)
-}
-
 // bridgeCommand comes before the command: the bridge starts it.
 func bridgeCommand() []string {
 	return []string{bridgeBin, "127.0.0.1:" + strconv.Itoa(bridgePort), bridgeSocket, "--"}

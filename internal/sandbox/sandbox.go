@@ -103,8 +103,9 @@ type Spec struct {
 	// stay hidden, and a hidden one is refused.
 	ReadPaths []string
 	// DieWithWorker kills the process and all it started when the
-	// worker dies (bwrap's --die-with-parent, else PR_SET_PDEATHSIG): a
-	// server's thread lives as long as it does, which both fire on.
+	// worker dies, however and whenever it dies: a guard (lifeline.go)
+	// reads a pipe only the worker can write to, and kills the sandbox
+	// (bwrap: its pid namespace; Landlock: the process group) at its end.
 	DieWithWorker bool
 }
 

@@ -26,7 +26,13 @@ func init() {
 // address LISTEN, starts COMMAND, forwards every connection to the Unix
 // socket SOCKET, and exits as the command did (128+N when signal N ended
 // it, as bwrap and shells report it).
+//
+// With Lifeline as its first argument it is the guard of a process that
+// dies with the worker instead (guard).
 func Main(args []string) int {
+	if len(args) > 0 && args[0] == Lifeline {
+		return guard(args)
+	}
 	if len(args) < 4 || args[2] != "--" {
 		fmt.Fprintln(os.Stderr, Name+": usage: "+Name+" LISTEN SOCKET -- COMMAND [ARGS...]")
 		return 127
@@ -46,7 +52,12 @@ func Main(args []string) int {
 		return 127
 	}
 	go serve(ln, args[1])
-	err = cmd.Wait()
+	return exitCode(cmd.Wait())
+}
+
+// exitCode is the process's exit code for the command's end: its own, or
+// 128+N when signal N ended it, as bwrap and shells report it.
+func exitCode(err error) int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
