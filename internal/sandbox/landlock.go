@@ -43,7 +43,7 @@ func (s *Sandbox) useLandlock() error {
 		// so a default user could not write the workspaces.
 		return errors.New("landlock: commands would run as root, who reads every root-only file the rules leave readable (/etc); give -sandbox-user an unprivileged user that can write the workspaces, or install bubblewrap")
 	}
-	s.mode, s.runAs, s.bridge = Landlock, s.cfg.RunAs, findBridge() // the bridge is the guard here
+	s.mode, s.runAs, s.bridge = Landlock, s.cfg.RunAs, s.findBridge() // the bridge is the guard here
 	if s.runAs != nil {
 		var err error
 		if s.bridge, err = shareBridge(s.bridge); err != nil {

@@ -3,7 +3,6 @@ package netbridge
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -63,23 +62,23 @@ func guard(args []string) int {
 	// The worker signals the whole process group: the command decides
 	// what SIGTERM means, and the guard lives until it exits.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	cmd := exec.Command(args[4], args[5:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	var extra []uintptr
 	for i := 3; pass && i <= fd; i++ {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(uintptr(i), "passed")) // child fd i
+		extra = append(extra, uintptr(i)) // the command's descriptor i
 	}
-	if err := cmd.Start(); err != nil {
+	pid, err := start(args[4:], extra)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
 		return 127
 	}
-	for _, f := range cmd.ExtraFiles[:max(len(cmd.ExtraFiles)-1, 0)] {
-		f.Close() // the command's now; the guard keeps the lifeline alone
+	for i := 3; pass && i < fd; i++ {
+		syscall.Close(i) // the command's now; the guard keeps the lifeline alone
 	}
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	code, sig := wait(pid)
+	if sig != 0 {
 		// End as the command did, so that the worker sees its signal.
 		signal.Reset()
-		syscall.Kill(os.Getpid(), ws.Signal())
+		syscall.Kill(os.Getpid(), sig)
 	}
-	return exitCode(err)
+	return code
 }
