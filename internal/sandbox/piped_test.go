@@ -121,7 +121,9 @@ func TestStartPipedDiesWithTheWorker(t *testing.T) {
 		sbs := modes(t, Config{})
 		for i := 0; ; i++ {
 			for mode, s := range sbs {
-				p, err := s.StartPiped(Spec{Args: []string{"/bin/sh", "-c", "echo up; exec sleep 600"},
+				// Network on too: more descriptors for bwrap, the worker's
+				// listener in the server's namespace.
+				p, err := s.StartPiped(Spec{Args: []string{"/bin/sh", "-c", "echo up; exec sleep 600"}, Network: i%2 == 1,
 					Dir: reachable(t, s, t.TempDir()), Env: map[string]string{"SANDBOX_PIPED_TOKEN": token}})
 				if err != nil {
 					t.Fatal(err)
@@ -133,19 +135,20 @@ func TestStartPipedDiesWithTheWorker(t *testing.T) {
 				}
 				fmt.Printf("started %s\n", mode)
 			}
-			if i == 0 {
+			if i == 1 {
 				fmt.Println("ready")
 			}
-			if os.Getenv("SANDBOX_PIPED_WAIT") == "1" {
+			if i == 1 && os.Getenv("SANDBOX_PIPED_WAIT") == "1" {
 				time.Sleep(time.Minute) // until killed
 			}
 		}
 	}
 	for _, tc := range []struct {
-		name string
-		wait bool   // kill the worker once its servers run
-		kill string // else once this line came
-	}{{"running", true, "ready\n"}, {"starting", false, "started"}} {
+		name  string
+		wait  bool   // kill the worker once its servers run
+		kill  string // else once this line came
+		count int    // this many times
+	}{{"running", true, "ready\n", 1}, {"starting", false, "started", 1}, {"starting with network on", false, "started", 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			token := fmt.Sprintf("piped-%d-%d-%s", os.Getpid(), time.Now().UnixNano(), tc.name)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestStartPipedDiesWithTheWorker$")
@@ -167,7 +170,9 @@ func TestStartPipedDiesWithTheWorker(t *testing.T) {
 					t.Fatalf("the child ended before it was ready: %v", err)
 				}
 				if strings.HasPrefix(line, tc.kill) {
-					break
+					if tc.count--; tc.count == 0 {
+						break
+					}
 				}
 			}
 			cmd.Process.Kill()
