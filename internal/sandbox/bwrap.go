@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
 )
 
@@ -36,7 +34,7 @@ func (s *Sandbox) useBwrap() error {
 		return errors.New("bwrap: prlimit (util-linux) not found")
 	}
 	s.bwrap, s.mode, s.bridge, s.runAs = path, Bwrap, s.findBridge(), s.cfg.RunAs
-	s.listensInside = s.cfg.Bridge == "" && effective(unix.CAP_SYS_ADMIN) // netns.go
+	s.listensInside = s.cfg.Bridge == "" && canEnterNetns() // netns.go
 	if s.runAs == nil && os.Geteuid() == 0 {
 		if s.idmap, err = newIdmap(); err != nil {
 			return fmt.Errorf("bwrap: a root worker's commands run as uid %d on an idmapped workspace: %v", DefaultUser.Uid, err)

@@ -60,10 +60,3 @@ func dropCapabilities(keepSetID bool) error {
 func has(data [2]unix.CapUserData, c int) bool {
 	return data[c/32].Effective&(1<<(c%32)) != 0
 }
-
-// effective says whether the calling thread holds capability c.
-func effective(c int) bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	return unix.Capget(&hdr, &data[0]) == nil && has(data, c)
-}

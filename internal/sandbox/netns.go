@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -155,4 +156,23 @@ func (s *Sandbox) listenInside(pid int) (io.Closer, error) {
 	}
 	go netbridge.Serve(ln, s.proxy.socket)
 	return ln, nil
+}
+
+// canEnterNetns says whether the worker may move a thread into another
+// network namespace (CAP_SYS_ADMIN, and no seccomp or LSM rule against
+// setns): tried on a throwaway thread, into its own namespace.
+func canEnterNetns() bool {
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ns, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			ok <- false
+			return
+		}
+		defer ns.Close()
+		ok <- unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET) == nil
+	}()
+	return <-ok
 }
