@@ -156,3 +156,53 @@ func (w *attackWorld) startRootWorker(t *testing.T, queue, model string, flags .
 		t.Logf("worker log:\n%s", b)
 	})
 }
+
+// A root worker in the Landlock fallback runs its commands, and its stdio
+// MCP servers, as -sandbox-user. Through the real worker: the pinned
+// filesystem server, told it may use the whole test directory and the
+// worker's home so that only the sandbox stands in the way, writes and reads a file in the workspace (as that
+// user, on disk), and reads nothing outside it: not a root-only file, not
+// a file of its own user's outside the workspace, not the worker's hidden
+// key file (that user's too, here); nor does it write outside.
+func TestMCPServerWithSandboxUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev server, a real worker and an MCP server")
+	}
+	w := newAttackWorld(t)
+	bin, modules := mcpServerBin(t)
+	own := filepath.Join(w.outside, "own-file") // nobody's, in nobody's directory
+	require.NoError(t, os.WriteFile(own, []byte("OUTSIDE-OWN-FILE\n"), 0o644))
+	require.NoError(t, os.Chown(own, int(nobody.Uid), int(nobody.Gid)))
+
+	cfg := filepath.Join(w.base, "mcp-user.json")
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fs": map[string]any{"command": bin, "args": []string{"${AGENTLOOP_WORKSPACE}", w.base, w.home}, "readPaths": []string{modules}},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cfg, b, 0o644))
+
+	model := fakeprovider.New(t)
+	queue := "attack-mcp-user-" + testenv.Suffix()
+	w.startWorkerAs(t, nil, queue, model.URL, "-sandbox", "landlock", "-sandbox-user", "65534:65534", "-mcp", cfg)
+	note := filepath.Join(w.ws, "note.txt")
+	model.Add(callTurn(toolCall{id: "write", name: "fs__write_file", args: map[string]any{"path": note, "content": "WRITTEN-BY-MCP\n"}}), callTurn(
+		toolCall{id: "read", name: "fs__read_text_file", args: map[string]any{"path": note}},
+		toolCall{id: "root-only", name: "fs__read_text_file", args: map[string]any{"path": w.inheritedFile}},
+		toolCall{id: "own-outside", name: "fs__read_text_file", args: map[string]any{"path": own}},
+		toolCall{id: "key-file", name: "fs__read_text_file", args: map[string]any{"path": w.keysFile}},
+		toolCall{id: "write-outside", name: "fs__write_file", args: map[string]any{"path": filepath.Join(w.outside, "made"), "content": "X\n"}},
+	), endTurn("Done."))
+	out, res := w.runWith(t, queue, w.ws, nil, []string{"fs__read_text_file", "fs__write_file"})
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+
+	require.Contains(t, out["read"], "WRITTEN-BY-MCP", "the server works in the workspace")
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(note, &st))
+	require.Equal(t, [2]uint32{nobody.Uid, nobody.Gid}, [2]uint32{st.Uid, st.Gid}, "the server ran as -sandbox-user")
+	for id, leak := range map[string]string{"root-only": w.inherited, "own-outside": "OUTSIDE-OWN-FILE", "key-file": w.planted[w.keysFile]} {
+		require.NotEmpty(t, out[id], id)
+		require.NotContains(t, out[id], strings.TrimSpace(leak), "%s: read outside the workspace", id)
+		require.Contains(t, out[id], "EACCES", "%s: the kernel refused it: %s", id, out[id])
+	}
+	require.NoFileExists(t, filepath.Join(w.outside, "made"), "wrote outside the workspace: %s", out["write-outside"])
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -151,20 +152,24 @@ func TestAttackSuite(t *testing.T) {
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, w.victimStatus(t), "the victim session must still run")
 	})
 
-	t.Run("sandboxed with network on", func(t *testing.T) {
-		model := fakeprovider.New(t)
-		queue := "attack-network-" + testenv.Suffix()
-		w.startWorker(t, queue, model.URL, limits...)
-		as := available(t, append(networkAttacks(w), netnsAttacks(t, w)...))
-		script(model, callsOf(as))
-		done := make(chan struct{})
-		go dialListener(t, w.ws, done)
-		out, res := w.run(t, queue, &agent.SandboxConfig{Network: "on"})
-		close(done)
-		require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-		checkRefused(t, as, out)
-		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, w.victimStatus(t), "the victim session must still run")
-	})
+	// A worker as nobody reaches the proxy through the bridge process; a
+	// root worker makes the listener inside the command's namespace itself.
+	for name, user := range map[string]*syscall.Credential{"sandboxed with network on": nobody, "sandboxed with network on, worker as root": nil} {
+		t.Run(name, func(t *testing.T) {
+			model := fakeprovider.New(t)
+			queue := "attack-network-" + testenv.Suffix()
+			w.startWorkerAs(t, user, queue, model.URL, limits...)
+			as := available(t, append(networkAttacks(w), netnsAttacks(t, w)...))
+			script(model, callsOf(as))
+			done := make(chan struct{})
+			go dialListener(t, w.ws, done)
+			out, res := w.run(t, queue, &agent.SandboxConfig{Network: "on"})
+			close(done)
+			require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+			checkRefused(t, as, out)
+			require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, w.victimStatus(t), "the victim session must still run")
+		})
+	}
 
 	// What -sandbox=none gives up: the same calls, on the same machine.
 	t.Run("unsandboxed", func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
 )
 
 // Paths inside a bwrap sandbox.
@@ -31,7 +33,8 @@ func (s *Sandbox) useBwrap() error {
 	if s.prlimit == "" {
 		return errors.New("bwrap: prlimit (util-linux) not found")
 	}
-	s.bwrap, s.mode, s.bridge, s.runAs = path, Bwrap, findBridge(), s.cfg.RunAs
+	s.bwrap, s.mode, s.bridge, s.runAs = path, Bwrap, s.findBridge(), s.cfg.RunAs
+	s.listensInside = s.cfg.Bridge == "" && canEnterNetns() // netns.go
 	if s.runAs == nil && os.Geteuid() == 0 {
 		if s.idmap, err = newIdmap(); err != nil {
 			return fmt.Errorf("bwrap: a root worker's commands run as uid %d on an idmapped workspace: %v", DefaultUser.Uid, err)
@@ -44,7 +47,7 @@ func (s *Sandbox) useBwrap() error {
 		}
 	}
 	if err := s.probe(); err != nil {
-		s.bwrap, s.mode, s.runAs, s.idmap = "", "", nil, nil
+		s.bwrap, s.mode, s.runAs, s.idmap, s.listensInside = "", "", nil, nil, false
 		return fmt.Errorf("bwrap: %v", err)
 	}
 	s.version = bwrapVersion(path)
@@ -102,14 +105,21 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		"--new-session",
 		"--json-status-fd", "3",
 	}
-	if s.runAs == nil {
-		a = append(a, "--block-fd", "4") // until the limits are set
+	if s.blocks(spec) {
+		a = append(a, "--block-fd", "4") // until the limits are set, or the worker listens inside
 	}
 	a = append(a, "--unshare-net") // with network on too (netns.go)
-	if spec.Network {
-		a = s.bridgeMounts(a)
+	bridge := spec.Network && !s.listensInside
+	if bridge || spec.DieWithWorker {
+		a = append(a, "--ro-bind", s.bridge, bridgeBin) // the bridge; the guard inside
+	}
+	if bridge {
+		a = append(a, "--bind", s.proxy.socket, bridgeSocket)
 	}
 	if spec.DieWithWorker {
+		// bwrap's own death signals leave a window: its pid 1 sets one
+		// only after its set-up, and a worker killed before then leaves
+		// the sandbox running; the guard closes it (lifeline.go).
 		a = append(a, "--die-with-parent")
 	}
 	for _, dir := range s.system {
@@ -139,14 +149,33 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		a = append(a, "--ro-bind", src, dir)
 	}
 	a = append(a, "--chdir", ws, "--")
-	if spec.Network {
+	if bridge {
 		a = append(a, bridgeCommand()...)
+	}
+	if spec.DieWithWorker {
+		a = append(a, guardCommand(bridgeBin, s.bwrapLifelineFD(spec), "namespace")...)
 	}
 	if s.runAs != nil {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
 	return append(a, spec.argv()...)
+}
+
+// blocks says whether bwrap holds the command until the worker writes to
+// descriptor 4: to set the limits of a command of the worker's own user,
+// or to listen inside its network namespace first (netns.go).
+func (s *Sandbox) blocks(spec Spec) bool {
+	return s.runAs == nil || spec.Network && s.listensInside
+}
+
+// bwrapLifelineFD is the lifeline's descriptor in bwrap and the command:
+// after the status (3) and the block (4) when there is one.
+func (s *Sandbox) bwrapLifelineFD(spec Spec) int {
+	if s.blocks(spec) {
+		return 5
+	}
+	return 4
 }
 
 // workspaceSource is what bwrap binds at the workspace's path: the
@@ -230,11 +259,21 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return nil, err
 	}
 	cmd := exec.Command(s.bwrap, s.bwrapArgs(spec, ws)...)
+	if spec.DieWithWorker {
+		// A guard outside too: bwrap's monitor dies with the worker
+		// (--die-with-parent, or writing the status to a closed pipe), and
+		// a pid 1 it has not yet let run waits for it forever. The guard
+		// kills their group, which pid 1 leaves only once it runs, and
+		// passes bwrap its descriptors (lifeline.go).
+		argv := append(guardCommand(s.bridge, s.bwrapLifelineFD(spec), "group", "-pass"), s.bwrap)
+		cmd = exec.Command(argv[0], append(argv[1:], cmd.Args[1:]...)...)
+		cmd.Args[0] = netbridge.Name // the worker's own binary serves as the guard under this name
+	}
 	cmd.Env = s.environment(spec, bwrapHome, bwrapTmp, proxyURL)
 	spec.connect(cmd)
 	cmd.ExtraFiles = []*os.File{statusW} // fd 3
 	var blockW *os.File
-	if s.runAs == nil {
+	if s.blocks(spec) {
 		var blockR *os.File
 		if blockR, blockW, err = os.Pipe(); err != nil {
 			statusR.Close()
@@ -245,6 +284,15 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		defer blockW.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, blockR) // fd 4
 	}
+	if spec.DieWithWorker {
+		life, err := lifelineReader()
+		if err != nil {
+			statusR.Close()
+			statusW.Close()
+			return nil, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, life) // fd bwrapLifelineFD
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.runAs}
 	err = cmd.Start()
 	statusW.Close()
@@ -254,17 +302,25 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	}
 	p.monitor = cmd.Process.Pid
 	status := bufio.NewReader(statusR)
+	var inside io.Closer // the worker's listener in the command's namespace
 	finish := func() (Exit, error) {
 		waitErr := cmd.Wait()
+		if inside != nil {
+			inside.Close()
+		}
 		rest, _ := io.ReadAll(status)
 		statusR.Close()
 		return bwrapExit(cmd, waitErr, rest)
 	}
 	child, err := readChildPID(status)
+	if err == nil && s.runAs == nil {
+		err = s.cfg.Limits.setLimits(child)
+	}
+	if err == nil && spec.Network && s.listensInside {
+		inside, err = s.listenInside(child)
+	}
 	if err == nil && blockW != nil {
-		if err = s.cfg.Limits.setLimits(child); err == nil {
-			_, err = blockW.Write([]byte{0})
-		}
+		_, err = blockW.Write([]byte{0})
 	}
 	if err != nil {
 		syscall.Kill(p.monitor, syscall.SIGKILL)

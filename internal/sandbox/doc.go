@@ -19,11 +19,15 @@
 //     A root worker's commands run as DefaultUser on an idmapped mount of
 //     the workspace (idmap.go).
 //   - netns.go: "network on" under bubblewrap: the network namespace stays
-//     empty (loopback only); the proxy comes in as a Unix socket, and the
-//     bridge (package netbridge, the agentloop-netbridge binary) listens
-//     for it on loopback inside and starts the command. Nothing the
-//     command opens is reachable from the host, and nothing of the
-//     host's from it but the proxy.
+//     empty (loopback only) but for a listener on loopback that leads to
+//     the proxy: made by the worker itself where it may enter the
+//     namespace (root), else by the bridge (package netbridge, the
+//     agentloop-netbridge binary), which gets the proxy as a Unix socket
+//     and starts the command. Nothing the command opens is reachable from
+//     the host, and nothing of the host's from it but the proxy.
+//   - lifeline.go: processes that die with the worker (MCP servers) run
+//     under a guard (the same binary) that kills their sandbox when a pipe
+//     only the worker writes to ends.
 //   - landlock.go: the fallback where user namespaces are unavailable:
 //     Landlock file-system, TCP and IPC-scope rules and seccomp filters
 //     (seccomp.go, listenfilter.go) on the thread that starts the command,

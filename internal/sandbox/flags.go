@@ -101,7 +101,9 @@ func (s *Sandbox) Describe() string {
 	net := "network on: the worker's network, TCP to its proxy only, no listening"
 	if s.mode == Bwrap {
 		net = "network on: an empty network namespace, the worker's proxy through " + s.bridge
-		if self, _ := os.Executable(); s.bridge == self {
+		if s.listensInside {
+			net = "network on: an empty network namespace, the worker's proxy through a listener the worker makes inside it"
+		} else if self, _ := os.Executable(); s.bridge == self {
 			net += " (the worker itself as the bridge: install agentloop-netbridge next to it for faster starts)"
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
 )
 
 // devices are the device files commands may read and write.
@@ -41,7 +43,13 @@ func (s *Sandbox) useLandlock() error {
 		// so a default user could not write the workspaces.
 		return errors.New("landlock: commands would run as root, who reads every root-only file the rules leave readable (/etc); give -sandbox-user an unprivileged user that can write the workspaces, or install bubblewrap")
 	}
-	s.mode, s.runAs = Landlock, s.cfg.RunAs
+	s.mode, s.runAs, s.bridge = Landlock, s.cfg.RunAs, s.findBridge() // the bridge is the guard here
+	if s.runAs != nil {
+		var err error
+		if s.bridge, err = shareBridge(s.bridge); err != nil {
+			return fmt.Errorf("landlock: %v", err)
+		}
+	}
 	if err := s.probe(); err != nil {
 		s.mode, s.runAs = "", nil
 		return fmt.Errorf("landlock: %v", err)
@@ -81,8 +89,14 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 	if err == nil {
 		err = dropCapabilities(s.cfg.RunAs != nil)
 	}
+	rules := s.landlockRules(ws, tmp, port, s.readOnly(spec), spec.ReadPaths)
+	var life *os.File
+	if err == nil && spec.DieWithWorker {
+		rules = append(rules, landlock.ROFiles(s.bridge))
+		life, err = lifelineReader()
+	}
 	if err == nil {
-		err = restrictThread(landlock.V11.BestEffort(), s.landlockRules(ws, tmp, port, s.readOnly(spec), spec.ReadPaths), socketFilter(spec.Network, false))
+		err = restrictThread(landlock.V11.BestEffort(), rules, socketFilter(spec.Network, false))
 	}
 	if err == nil && spec.Network {
 		err = installFilter(listenFilter()) // commands share the worker's network here
@@ -91,15 +105,27 @@ func (s *Sandbox) startLandlock(p *Process, spec Spec) (func() (Exit, error), er
 		removeOffThread(tmp)
 		return nil, err
 	}
-	args := append(s.cfg.Limits.prlimitArgs(), "--")
-	cmd := exec.Command(s.prlimit, append(args, spec.argv()...)...)
+	argv := append(append([]string{s.prlimit}, s.cfg.Limits.prlimitArgs()...), "--")
+	argv = append(argv, spec.argv()...)
+	if spec.DieWithWorker {
+		// The guard (lifeline.go) leads the command's group and kills it
+		// when the worker dies. A parent-death signal would not do: the
+		// kernel sends it with the credentials of the worker's thread,
+		// which dropped CAP_KILL above, to a process of another user
+		// (RunAs), and is refused.
+		argv = append(guardCommand(s.bridge, 3, "group"), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if spec.DieWithWorker {
+		cmd.Args[0] = netbridge.Name // the worker's own binary serves as the guard under this name
+	}
 	cmd.Dir = ws
 	cmd.Env = s.environment(spec, home, tmp, proxyURL)
 	spec.connect(cmd)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
-	if spec.DieWithWorker {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if life != nil {
+		cmd.ExtraFiles = []*os.File{life} // fd 3
 	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cfg.RunAs}
 	if err := cmd.Start(); err != nil {
 		removeOffThread(tmp)
 		return nil, err

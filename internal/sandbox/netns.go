@@ -2,13 +2,17 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
 )
@@ -18,18 +22,24 @@ import (
 // therefore cannot be reached at all, rather than being refused one
 // mechanism at a time: a socket it listens on is invisible to the host,
 // the frontend and the host's services are not there to connect to, and
-// no packet of the worker's is there to capture. The proxy comes in as a
-// Unix socket, bind-mounted, and the bridge (package netbridge), which
-// bwrap starts in place of the command, listens on bridgePort inside the
-// namespace and forwards to it; HTTP_PROXY names that port.
+// no packet of the worker's is there to capture. HTTP_PROXY names
+// 127.0.0.1:bridgePort inside the namespace, where connections go to the
+// worker's proxy:
 //
-// The bridge is a process of its own rather than a socket the worker
-// makes inside the namespace: entering another network namespace takes
-// CAP_SYS_ADMIN in the worker's own user namespace, which an unprivileged
-// worker lacks. It is a small binary (agentloop-netbridge, started in
-// about a millisecond) because the worker's own takes tens of
-// milliseconds to initialise its packages; the worker still serves as the
-// bridge where the small one is not installed.
+//   - A worker that may enter the namespace (CAP_SYS_ADMIN: a root worker)
+//     makes that listener itself while bwrap holds the command
+//     (--block-fd): setns on the thread that started bwrap, which is
+//     locked and ends with the command, a socket, and back in the worker
+//     a goroutine forwarding its connections to the proxy. No process is
+//     added to the call.
+//   - Any other worker cannot enter it (setns needs CAP_SYS_ADMIN in the
+//     worker's own user namespace too): the proxy comes in as a Unix
+//     socket, bind-mounted, and the bridge (package netbridge), which
+//     bwrap starts in place of the command, listens inside and forwards
+//     to it. It is a small binary (agentloop-netbridge, a Go program's
+//     start and a fork) because the worker's own takes tens of
+//     milliseconds to initialise its packages; the worker still serves as
+//     the bridge where the small one is not installed.
 const (
 	bridgeDir    = "/run/agentloop"
 	bridgeBin    = bridgeDir + "/" + netbridge.Name
@@ -39,10 +49,13 @@ const (
 
 var bridgeURL = "http://127.0.0.1:" + strconv.Itoa(bridgePort)
 
-// findBridge returns agentloop-netbridge next to the running binary or on
-// PATH, else the running binary itself (which links netbridge, and so is
-// the bridge when run under its name).
-func findBridge() string {
+// findBridge returns Config.Bridge, else agentloop-netbridge next to the
+// running binary or on PATH, else the running binary itself (which links
+// netbridge, and so is the bridge when run under its name).
+func (s *Sandbox) findBridge() string {
+	if s.cfg.Bridge != "" {
+		return s.cfg.Bridge
+	}
 	self, err := os.Executable()
 	if err == nil {
 		if p := filepath.Join(filepath.Dir(self), netbridge.Name); isExecutable(p) {
@@ -60,12 +73,6 @@ func findBridge() string {
 func isExecutable(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
-}
-
-// bridgeMounts bind the bridge's binary (read-only) and the proxy's
-// socket into the sandbox.
-func (s *Sandbox) bridgeMounts(a []string) []string {
-	return append(a, "--ro-bind", s.bridge, bridgeBin, "--bind", s.proxy.socket, bridgeSocket)
 }
 
 // bridgeCommand comes before the command: the bridge starts it.
@@ -122,4 +129,50 @@ func shareBridge(bridge string) (string, error) {
 		return "", fmt.Errorf("the network bridge %s for commands of another user: %w", bridge, err)
 	}
 	return shared, nil
+}
+
+// listenInside makes the proxy's listener in the network namespace of
+// bwrap's child (pid, on the host), on the calling thread, and serves it
+// until the returned listener is closed. The thread stays in that
+// namespace: Start locked it and ends it with the command.
+func (s *Sandbox) listenInside(pid int) (io.Closer, error) {
+	ns, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the command's network namespace: %w", err)
+	}
+	defer ns.Close()
+	if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+		return nil, fmt.Errorf("sandbox: entering the command's network namespace: %w", err)
+	}
+	fd, err := netbridge.Listen("127.0.0.1:" + strconv.Itoa(bridgePort))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the proxy's listener in the command's network namespace: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "bridge")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, err
+	}
+	go netbridge.Serve(ln, s.proxy.socket)
+	return ln, nil
+}
+
+// canEnterNetns says whether the worker may move a thread into another
+// network namespace (CAP_SYS_ADMIN, and no seccomp or LSM rule against
+// setns): tried on a throwaway thread, into its own namespace.
+func canEnterNetns() bool {
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ns, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			ok <- false
+			return
+		}
+		defer ns.Close()
+		ok <- unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET) == nil
+	}()
+	return <-ok
 }

@@ -153,7 +153,7 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 			if err != nil {
 				t.Skipf("bwrap: %v", err)
 			}
-			s.bridge = bridge
+			s.bridge, s.listensInside = bridge, false // the bridge even where the worker could listen inside
 			ws, err := os.MkdirTemp("", "netbridge-ws-")
 			if err != nil {
 				t.Fatal(err)

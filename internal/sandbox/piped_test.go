@@ -110,71 +110,112 @@ func TestStartPipedRefusesHiddenReadPaths(t *testing.T) {
 	}
 }
 
-// A server started with StartPiped dies with the worker: the test runs
-// itself as the "worker", which starts one per mechanism and is killed.
+// A server started with StartPiped dies with the worker, whenever the
+// worker dies: the test runs itself as the "worker", which starts servers
+// under each mechanism and is SIGKILLed, once when they all run and once
+// while it is still starting them (in the middle of bwrap's set-up or of
+// the fork). Every process of theirs carries a token in its environment;
+// none may be left 30 s after the worker's death.
 func TestStartPipedDiesWithTheWorker(t *testing.T) {
-	if os.Getenv("SANDBOX_PIPED_CHILD") == "1" {
-		for mode, s := range modes(t, Config{}) {
-			p, err := s.StartPiped(Spec{Args: []string{"/bin/sh", "-c", "echo up; exec sleep 600"}, Dir: reachable(t, s, t.TempDir())})
+	if token := os.Getenv("SANDBOX_PIPED_CHILD"); token != "" {
+		sbs := modes(t, Config{})
+		for i := 0; ; i++ {
+			for mode, s := range sbs {
+				// Network on too: more descriptors for bwrap, the worker's
+				// listener in the server's namespace.
+				p, err := s.StartPiped(Spec{Args: []string{"/bin/sh", "-c", "echo up; exec sleep 600"}, Network: i%2 == 1,
+					Dir: reachable(t, s, t.TempDir()), Env: map[string]string{"SANDBOX_PIPED_TOKEN": token}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if os.Getenv("SANDBOX_PIPED_WAIT") == "1" {
+					if up, err := bufio.NewReader(p.Stdout).ReadString('\n'); up != "up\n" {
+						t.Fatalf("%s: the server did not start: %q, %v", mode, up, err)
+					}
+				}
+				fmt.Printf("started %s\n", mode)
+			}
+			if i == 1 {
+				fmt.Println("ready")
+			}
+			if i == 1 && os.Getenv("SANDBOX_PIPED_WAIT") == "1" {
+				time.Sleep(time.Minute) // until killed
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		wait  bool   // kill the worker once its servers run
+		kill  string // else once this line came
+		count int    // this many times
+	}{{"running", true, "ready\n", 1}, {"starting", false, "started", 1}, {"starting with network on", false, "started", 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			token := fmt.Sprintf("piped-%d-%d-%s", os.Getpid(), time.Now().UnixNano(), tc.name)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestStartPipedDiesWithTheWorker$")
+			cmd.Env = append(os.Environ(), "SANDBOX_PIPED_CHILD="+token, "SANDBOX_PIPED_WAIT="+map[bool]string{true: "1"}[tc.wait])
+			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Once the server runs, the sandbox's set-up (bwrap's
-			// PR_SET_PDEATHSIG in its pid 1 among it) is done.
-			if up, err := bufio.NewReader(p.Stdout).ReadString('\n'); up != "up\n" {
-				t.Fatalf("%s: the server did not start: %q, %v", mode, up, err)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-			fmt.Printf("group %s %d\n", mode, p.Group)
-		}
-		fmt.Println("ready")
-		time.Sleep(time.Minute) // until killed
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStartPipedDiesWithTheWorker$")
-	cmd.Env = append(os.Environ(), "SANDBOX_PIPED_CHILD=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	groups := map[string]int{}
-	r := bufio.NewReader(out)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
+			t.Cleanup(func() { killTokened(token) }) // the test failed: leave no server behind
+			r := bufio.NewReader(out)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("the child ended before it was ready: %v", err)
+				}
+				if strings.HasPrefix(line, tc.kill) {
+					if tc.count--; tc.count == 0 {
+						break
+					}
+				}
+			}
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("the child ended before it was ready: %v (%v)", err, groups)
-		}
-		if line == "ready\n" {
-			break
-		}
-		var mode string
-		var pid int
-		if n, _ := fmt.Sscanf(line, "group %s %d", &mode, &pid); n == 2 {
-			groups[mode] = pid
-		}
-	}
-	if len(groups) == 0 {
-		t.Skip("no sandbox works here")
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	for mode, pid := range groups {
-		t.Cleanup(func() {
-			if alive(pid) { // the test failed: leave no server behind
-				syscall.Kill(-pid, syscall.SIGKILL)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				left := tokened(token)
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("processes of the servers outlived their worker by 30 s: %s", left)
+				}
+				time.Sleep(50 * time.Millisecond) // the kernel delivers the death signals on its own
 			}
 		})
-		deadline := time.Now().Add(30 * time.Second)
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the server (pid %d) outlived its worker by 30 s", mode, pid)
-			}
-			time.Sleep(50 * time.Millisecond) // the kernel delivers the death signals on its own
+	}
+}
+
+// tokened lists the live processes whose environment holds token, with
+// their command lines.
+func tokened(token string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
 		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if bytes.Contains(env, []byte("="+token+"\x00")) {
+			cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			found = append(found, fmt.Sprintf("%d %q", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		}
+	}
+	return found
+}
+
+func killTokened(token string) {
+	for _, p := range tokened(token) {
+		var pid int
+		fmt.Sscanf(p, "%d", &pid)
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -61,6 +61,9 @@ type Config struct {
 	AllowNets []netip.Prefix
 	// NoNetwork refuses commands that ask for network.
 	NoNetwork bool
+	// Bridge is the agentloop-netbridge binary (netns.go); empty finds it
+	// next to the running binary or on PATH (sandboxbench compares two).
+	Bridge string
 	// RunAs runs commands as another user (a worker running as root):
 	// the kernel does not apply the process limit to root, and root's
 	// commands read root-only files. The workspace must be writable by
@@ -103,8 +106,9 @@ type Spec struct {
 	// stay hidden, and a hidden one is refused.
 	ReadPaths []string
 	// DieWithWorker kills the process and all it started when the
-	// worker dies (bwrap's --die-with-parent, else PR_SET_PDEATHSIG): a
-	// server's thread lives as long as it does, which both fire on.
+	// worker dies, however and whenever it dies: a guard (lifeline.go)
+	// reads a pipe only the worker can write to, and kills the sandbox
+	// (bwrap: its pid namespace; Landlock: the process group) at its end.
 	DieWithWorker bool
 }
 
@@ -113,13 +117,16 @@ type Sandbox struct {
 	cfg     Config
 	mode    Mode
 	bwrap   string   // bwrap's path (Bwrap)
-	bridge  string   // the network bridge's binary (Bwrap, netns.go)
+	bridge  string   // the network bridge's binary (Bwrap, netns.go), the guard's (lifeline.go)
 	version string   // bwrap --version
 	prlimit string   // prlimit's path
 	abi     int      // the kernel's Landlock ABI version, 0 without Landlock
 	system  []string // system directories that exist here
 	hidden  []string // Config.Hide, cleaned, those that exist
 	reason  string   // why Auto did not use bwrap
+	// listensInside: the worker makes the proxy's listener inside each
+	// network-on command's namespace itself, without the bridge (netns.go).
+	listensInside bool
 	// runAs is the host user of commands: Config.RunAs, or DefaultUser
 	// for a root worker under bwrap, whose workspaces are then mounted
 	// idmapped (idmap.go).

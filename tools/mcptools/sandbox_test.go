@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -164,4 +165,34 @@ func TestUnsandboxedServerIsWarnedAtEveryStart(t *testing.T) {
 		require.Contains(t, w, `its config says "sandbox": "none"`)
 		require.Contains(t, w, "everything")
 	}
+}
+
+// An unsandboxed server dies with the worker (PR_SET_PDEATHSIG), which the
+// kernel ties to the thread that forked it; the worker's threads end
+// whenever a sandboxed command's does. It lives through 300 commands, and
+// answers after them.
+func TestUnsandboxedServerOutlivesTheWorkersCommands(t *testing.T) {
+	c, err := mcptools.ParseConfig([]byte(`{"mcpServers": {"everything": {"sandbox": "none", "command": `+
+		quote(serverBin(t, "mcp-server-everything"))+`}}}`), os.Getenv)
+	require.NoError(t, err)
+	m := mcptools.New(c, mcptools.Options{})
+	t.Cleanup(m.Close)
+	m.Start(context.Background())
+	p := m.Process("everything")
+	require.NotNil(t, p)
+	sb, err := sandbox.New(sandbox.Config{Mode: sandbox.None})
+	require.NoError(t, err)
+	for i := range 300 {
+		cmd, err := sb.Start(sandbox.Spec{Shell: "/bin/sh", Command: "true", Dir: t.TempDir()})
+		require.NoError(t, err)
+		cmd.Wait() // its goroutine, locked to its thread, returns: the thread ends
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/stat")
+		require.True(t, err == nil && !strings.Contains(string(stat), ") Z "), "the server died after %d commands", i+1)
+	}
+	reg := tools.NewRegistry()
+	reg.AddSource(m)
+	out, err := call(t, reg, "", "everything__echo", map[string]any{"message": "still here"})
+	require.NoError(t, err)
+	require.Contains(t, out, "still here")
+	require.Equal(t, p.Pid, m.Process("everything").Pid, "the server was started again")
 }

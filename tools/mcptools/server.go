@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -198,7 +199,7 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *proc, *tailBuff
 	// Its own process group, so that stopping it stops what it started
 	// (npx runs the server as a child); it dies with the worker.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	sess, stopped, err := connectOnOwnThread(ctx, client, cmd)
 	if err != nil {
 		killGroup(cmd)
 		if cmd.Process != nil {
@@ -206,7 +207,32 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *proc, *tailBuff
 		}
 		return nil, nil, stderr, err
 	}
-	return sess, &proc{pid: cmd.Process.Pid, stop: func() { killGroup(cmd) }}, stderr, nil
+	return sess, &proc{pid: cmd.Process.Pid, stop: func() { killGroup(cmd); close(stopped) }}, stderr, nil
+}
+
+// connectOnOwnThread starts an unsandboxed server from a goroutine locked
+// to an OS thread of its own, which lives until stopped is closed. The
+// kernel sends the parent-death signal when the thread that forked the
+// process ends, not the worker, and the Go runtime ends a thread whenever
+// a goroutine that locked it returns, as every sandboxed command's does
+// (sandbox.Start): started from any thread, the server died with some
+// bash call (TestUnsandboxedServerOutlivesTheWorkersCommands).
+func connectOnOwnThread(ctx context.Context, client *mcp.Client, cmd *exec.Cmd) (*mcp.ClientSession, chan struct{}, error) {
+	type result struct {
+		sess *mcp.ClientSession
+		err  error
+	}
+	res, stopped := make(chan result, 1), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends once the server is stopped
+		sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+		res <- result{sess, err}
+		if err == nil {
+			<-stopped
+		}
+	}()
+	r := <-res
+	return r.sess, stopped, r.err
 }
 
 // environ is a stdio server's whole environment: InheritedEnv from the

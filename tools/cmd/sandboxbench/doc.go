@@ -5,7 +5,9 @@
 // idmapped workspace) beside bwrap and Landlock with -sandbox-user),
 // round-robin so that a change in the machine's load hits every mode
 // alike, and prints each mode's median and p99 and what it adds over no
-// sandbox.
+// sandbox. -bridge adds network on through another agentloop-netbridge
+// binary (an older build), round-robin with the rest: the two bridges
+// compared in the same minute.
 //
 //	go run ./tools/cmd/sandboxbench -n 300
 package main

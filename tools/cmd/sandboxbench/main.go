@@ -30,6 +30,7 @@ type mode struct {
 func main() {
 	n := flag.Int("n", 200, "calls per mode")
 	command := flag.String("command", "true", "the command each call runs")
+	bridge := flag.String("bridge", "", "another agentloop-netbridge binary to measure network on with, beside the one found")
 	flag.Parse()
 	ws, err := os.MkdirTemp("", "sandboxbench-")
 	if err != nil {
@@ -68,6 +69,13 @@ func main() {
 	}
 	add("none", sandbox.Config{Mode: sandbox.None}, ws, false)
 	add("bwrap", sandbox.Config{Mode: sandbox.Bwrap}, ws, true)
+	if *bridge != "" {
+		// Only its network-on mode: the rest is the same sandbox again.
+		add("bwrap -bridge", sandbox.Config{Mode: sandbox.Bwrap, Bridge: *bridge}, ws, true)
+		modes = slices.DeleteFunc(modes, func(m *mode) bool {
+			return m.name == "bwrap -bridge" || m.name == "bwrap -bridge saved output"
+		})
+	}
 	if root {
 		add("bwrap -sandbox-user", sandbox.Config{Mode: sandbox.Bwrap, RunAs: &sandbox.DefaultUser}, userWS, false)
 		add("landlock -sandbox-user", sandbox.Config{Mode: sandbox.Landlock, RunAs: &sandbox.DefaultUser}, userWS, false)
