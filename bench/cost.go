@@ -34,6 +34,7 @@ func benchCost(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("cost", flag.ExitOnError)
 	idle := fs.Duration("idle", time.Minute, "how long the idle scenarios wait; figures are scaled to an hour")
 	prompts := fs.Int("prompts", 20, "prompts of the session scenario")
+	only := fs.String("only", "", "run only the scenarios whose name contains this text")
 	_ = fs.Parse(args)
 
 	// Counting needs the server's metrics: always a dev server of our own.
@@ -80,6 +81,9 @@ func benchCost(ctx context.Context, args []string) error {
 	fmt.Printf("%-68s %8s %8s %9s %6s %5s %6s %5s %8s   %8s %8s %8s\n", "scenario", "workflow", "activity", "heartbeat",
 		"signal", "query", "update", "timer", "billable", "Describe", "history", "requests")
 	for _, s := range scenarios {
+		if !strings.Contains(s.name, *only) {
+			continue
+		}
 		f, err := s.run(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", strings.TrimSpace(s.name), err)
@@ -160,6 +164,7 @@ func (r *costBench) startWorker(prompts int) (func(), error) {
 	}
 	bash := tools.NewBashTool(tools.BashOptions{OutputDir: outDir})
 	acts := activities.New(r.c, r.st, models, tools.NewRegistry(sleepTool, bash), hooks.NewRegistry())
+	acts.DefaultWorkspace = outDir
 	w := worker.New(r.c, r.queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
 	w.RegisterWorkflow(CostFloor)
@@ -301,10 +306,22 @@ func (r *costBench) bash(ctx context.Context, watched bool) (costFigures, error)
 		if err != nil {
 			return err
 		}
-		if !watched {
-			return run.Get(ctx, nil)
+		if watched {
+			if err := agentclient.Watch(ctx, r.c, id, run.GetRunID(), agentclient.WatchOptions{Live: true, Store: r.st}, func(agent.Event) {}); err != nil {
+				return err
+			}
 		}
-		return agentclient.Watch(ctx, r.c, id, run.GetRunID(), agentclient.WatchOptions{Live: true, Store: r.st}, func(agent.Event) {})
+		var res workflows.AgentLoopResult
+		if err := run.Get(ctx, &res); err != nil {
+			return err
+		}
+		// The figures mean something only if the command ran its 30 s.
+		for _, m := range res.Messages {
+			if m.Role == agent.RoleToolResult && m.IsError {
+				return fmt.Errorf("the bash call failed: %v", m.Content)
+			}
+		}
+		return nil
 	})
 }
 
