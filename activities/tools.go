@@ -110,6 +110,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	start := time.Now()
 	var reported *time.Duration
 	updates := newUpdateSender(a.Client, a.partialStore(), info, in.ToolCallID, start, activity.GetLogger(ctx))
+	updates.deferOK, updates.watched = in.DeferUpdates, progress.watch.now
 	call := tools.Call{
 		ID:             in.ToolCallID,
 		Name:           in.ToolName,
@@ -129,6 +130,14 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		took = *reported
 	}
 	updates.close(ctx)
+	kept := updates.takeKept()
+	if err != nil && (tools.IsInterrupted(err) || interrupted(workCtx) || tools.IsFault(err)) {
+		// No result carries them: they go as the signals they were.
+		for _, k := range kept {
+			updates.signal(k)
+		}
+		kept = nil
+	}
 	if err != nil {
 		if tools.IsInterrupted(err) || interrupted(workCtx) {
 			// Not an outcome: another worker runs a retry-safe tool again
@@ -139,14 +148,17 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		if tools.IsFault(err) {
 			return ExecuteOutput{}, temporal.NewApplicationError(capText(err.Error()), ErrToolExecution)
 		}
-		return ExecuteOutput{Result: capResult(agent.ErrorResult(err.Error())), IsError: true, Duration: took}, nil
+		return ExecuteOutput{Result: capResult(agent.ErrorResult(err.Error())), IsError: true, Duration: took, Updates: kept}, nil
 	}
 	// Large output goes to the content store; history gets its stub.
 	stored, err := a.offloadResult(ctx, capResult(result))
 	if err != nil {
+		for _, k := range kept {
+			updates.signal(k)
+		}
 		return ExecuteOutput{}, err
 	}
-	return ExecuteOutput{Result: stored, Duration: took}, nil
+	return ExecuteOutput{Result: stored, Duration: took, Updates: kept}, nil
 }
 
 // IdempotencyKey names one tool execution across its retries: the workflow

@@ -222,8 +222,9 @@ func TestAbortStopsAStreamingTurnWithinASecond(t *testing.T) {
 }
 
 // A 30 s bash call nobody watches costs its activity and its liveness
-// heartbeats, one per 15 s (half its heartbeat timeout): at most 3
-// billable actions with its signals, and its whole run at most 30 requests
+// heartbeats, one per 15 s (half its heartbeat timeout), and no signal
+// (its partial results come with its result): at most 3 billable actions,
+// and its whole run at most 30 requests
 // of any kind but the workers' task polls. Nothing polls for an abort.
 func TestUnwatchedBashCallCost(t *testing.T) {
 	r := newCostRig(t)
@@ -242,11 +243,9 @@ func TestUnwatchedBashCallCost(t *testing.T) {
 	require.LessOrEqual(t, used["RecordActivityTaskHeartbeat"], 2.0, "liveness only, one per 15 s: %v", used)
 	require.Zero(t, used["DescribeWorkflowExecution"], "nothing polls for an abort: %v", used)
 	require.LessOrEqual(t, used.Sum(), 30.0, "requests of the whole run: %v", used)
-	// Not yet 3 billable actions: bash's partial results still go to the
-	// workflow as a toolUpdate signal when nobody watches (issue 29, point
-	// 2), which makes 4.
+	require.Zero(t, used["SignalWorkflowExecution"], "partial results come with the result: %v", used)
 	billable := 1 + used["RecordActivityTaskHeartbeat"] + used["SignalWorkflowExecution"]
-	require.LessOrEqual(t, billable, 4.0, "the call's activity, heartbeats and signals: %v", used)
+	require.LessOrEqual(t, billable, 3.0, "the call's activity, heartbeats and signals: %v", used)
 }
 
 // A model turn streaming with nobody watching costs at most 0.2 requests a
