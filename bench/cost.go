@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,7 @@ func benchCost(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("%-68s %8s %8s %9s %6s %5s %6s %5s %8s   %8s %8s %8s\n", "scenario", "workflow", "activity", "heartbeat",
 		"signal", "query", "update", "timer", "billable", "Describe", "history", "requests")
+	var measured []namedFigures
 	for _, s := range scenarios {
 		if !strings.Contains(s.name, *only) {
 			continue
@@ -88,12 +90,14 @@ func benchCost(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", strings.TrimSpace(s.name), err)
 		}
+		measured = append(measured, namedFigures{s.name, f})
 		fmt.Printf("%-68s %8.0f %8.0f %9.0f %6.0f %5.0f %6.0f %5.0f %8.0f   %8.0f %8.0f %8.0f\n", s.name, f.workflow, f.activity,
 			f.heartbeat, f.signal, f.query, f.update, f.timer, f.billable(), f.describe, f.history, f.requests)
 	}
 	fmt.Printf("\nbillable: the sum of the action categories (Temporal Cloud, about $50 per million). Describe: DescribeWorkflowExecution;\n" +
 		"history: GetWorkflowExecutionHistory and its long polls. Neither is billed; each is a read of the run's state in the server.\n" +
 		"requests: every request to the server but the workers' long polls for tasks (which a worker makes whatever it runs).\n")
+	printLoad(measured)
 	return nil
 }
 
@@ -103,6 +107,11 @@ type costFigures struct {
 	workflow, activity, heartbeat, signal, query, update, timer float64
 	describe, history, requests                                 float64
 	window                                                      time.Duration // between the two reads of the counts
+	// ops are the requests by operation, the workers' task polls left
+	// out; seconds is how long the scenario ran (its counts are over that
+	// time, which scale stretches with them).
+	ops     devserver.Requests
+	seconds float64
 }
 
 func (f costFigures) billable() float64 {
@@ -110,8 +119,12 @@ func (f costFigures) billable() float64 {
 }
 
 func (f costFigures) scale(k float64) costFigures {
+	ops := devserver.Requests{}
+	for op, n := range f.ops {
+		ops[op] = n * k
+	}
 	return costFigures{f.workflow * k, f.activity * k, f.heartbeat * k, f.signal * k, f.query * k, f.update * k,
-		f.timer * k, f.describe * k, f.history * k, f.requests * k, f.window}
+		f.timer * k, f.describe * k, f.history * k, f.requests * k, f.window, ops, f.seconds * k}
 }
 
 type costBench struct {
@@ -192,6 +205,7 @@ func (r *costBench) measure(ctx context.Context, workflowID string, fn func() er
 	if err := fn(); err != nil {
 		return costFigures{}, err
 	}
+	ran := time.Since(t0)
 	time.Sleep(1500 * time.Millisecond)
 	after, err := r.srv.Requests(ctx, "default")
 	if err != nil {
@@ -206,6 +220,13 @@ func (r *costBench) measure(ctx context.Context, workflowID string, fn func() er
 		history:   req.Sum("GetWorkflowExecutionHistory", "PollWorkflowExecutionHistory"),
 		requests:  req.Sum() - req.Sum(workerPolls...),
 		window:    time.Since(t0),
+		ops:       devserver.Requests{},
+		seconds:   ran.Seconds(),
+	}
+	for op, n := range req {
+		if !slices.Contains(workerPolls, op) {
+			f.ops[op] = n
+		}
 	}
 	if err := r.countHistory(ctx, workflowID, &f); err != nil {
 		return costFigures{}, err
