@@ -75,7 +75,8 @@ func immediate(text string) PrepareOutput {
 // ExecuteToolCall runs the tool. Its partial results reach watchers live
 // in the heartbeat details (toolprogress.go) and go to the workflow as
 // signals, coalesced (signals.go), all sent before this activity completes
-// so that they precede its result in history. A tool error is an error
+// so that they precede its result in history; or, while nobody watches,
+// with its result (deferred.go). A tool error is an error
 // result (pi's throw); only a tools.Fault fails the activity, for Temporal
 // to retry.
 func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
@@ -91,8 +92,9 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	// A worker that shuts down interrupts the tool after its grace.
 	workCtx, stopWork := a.interruptible(ctx)
 	defer stopWork()
-	// The heartbeat carries the tool's latest partial result to watchers
-	// and brings back an abort, which cancels liveCtx.
+	// The heartbeat carries the tool's latest partial result to watchers;
+	// an abort, read from the run's history (cancelfeed.go) or a
+	// heartbeat's answer, cancels liveCtx.
 	liveCtx, progress := a.startToolHeartbeat(workCtx, in.ToolCallID)
 	defer progress.close()
 	toolCtx, cancel := abortable(liveCtx, in.Aborted)
