@@ -35,12 +35,17 @@ import (
 // workflow tasks between two activities wake no poll. The server cannot
 // start a long poll at the end of a history: a run's first activity here
 // reads its history once from the start (continue-as-new keeps it short).
-// A feed that fails starts again from the start after a pause; meanwhile
-// the liveness heartbeats still bring cancellation, as they always did.
+// A feed that fails polls again after a pause (from the start when the
+// server refuses its place); meanwhile the liveness heartbeats still bring
+// cancellation, as they always did.
 const (
 	// feedKeep is how long a feed keeps its place after the last activity
 	// of its run here ended.
 	feedKeep = 10 * time.Minute
+	// feedPollTimeout bounds one long poll, which the server answers
+	// within its long-poll timeout (20 s by default): a connection that
+	// died without a word is given up and the poll made again.
+	feedPollTimeout = 70 * time.Second
 	// feedRetry and feedRetryMax space the restarts of a failing feed.
 	feedRetry    = time.Second
 	feedRetryMax = 30 * time.Second
@@ -153,13 +158,15 @@ func (fs *cancelFeeds) follow(ctx context.Context, c client.Client, f *cancelFee
 		fs.mu.Lock()
 		token := f.token
 		fs.mu.Unlock()
-		resp, err := c.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+		rpcCtx, cancel := context.WithTimeout(ctx, feedPollTimeout)
+		resp, err := c.WorkflowService().GetWorkflowExecutionHistory(rpcCtx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 			Namespace:              f.key.namespace,
 			Execution:              &commonpb.WorkflowExecution{WorkflowId: f.key.workflowID, RunId: f.key.runID},
 			NextPageToken:          token,
 			WaitNewEvent:           true,
 			HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,
 		})
+		cancel()
 		if ctx.Err() != nil {
 			return
 		}
@@ -171,13 +178,15 @@ func (fs *cancelFeeds) follow(ctx context.Context, c client.Client, f *cancelFee
 				fs.closeRun(f, gen)
 				return
 			}
-			fs.mu.Lock()
-			if f.gen == gen {
-				// A token the server refuses (a reset) or a failure
-				// half-way: read again from the start.
-				f.token = nil
+			var invalid *serviceerror.InvalidArgument
+			if errors.As(err, &invalid) {
+				// A token the server refuses: read again from the start.
+				fs.mu.Lock()
+				if f.gen == gen {
+					f.token = nil
+				}
+				fs.mu.Unlock()
 			}
-			fs.mu.Unlock()
 			select {
 			case <-ctx.Done():
 				return
