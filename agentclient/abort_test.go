@@ -34,10 +34,11 @@ const abortDeadline = time.Second
 
 // The scripts of the abort and cost scenarios: a bash call that writes a
 // marker file then sleeps (10 minutes, or 30 s), and a model that streams
-// a chunk every 100 ms for a minute.
+// a chunk every 100 ms for a minute. The command prints a line, a partial
+// result.
 func addAbortScripts(p *llm.ScriptedProvider) {
 	bash := func(seconds int) llm.Script {
-		cmd := "echo started > started && sleep " + strconv.Itoa(seconds)
+		cmd := "echo started > started && echo working && sleep " + strconv.Itoa(seconds)
 		return llm.Script{Responses: []llm.ScriptedResponse{
 			{Content: []agent.Content{agent.ToolCall("call_sleep", "bash", map[string]any{"command": cmd, "timeout": seconds + 60})}},
 			{Content: []agent.Content{agent.Text("done")}},
@@ -246,6 +247,20 @@ func TestUnwatchedBashCallCost(t *testing.T) {
 	require.Zero(t, used["SignalWorkflowExecution"], "partial results come with the result: %v", used)
 	billable := 1 + used["RecordActivityTaskHeartbeat"] + used["SignalWorkflowExecution"]
 	require.LessOrEqual(t, billable, 3.0, "the call's activity, heartbeats and signals: %v", used)
+
+	// The durable log still has the partial result, between the call's
+	// start and end, as pi records it.
+	events, err := agentclient.Events(ctx, r.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	var order []agent.EventType
+	for _, e := range events {
+		if e.ToolCallID == "call_sleep" {
+			order = append(order, e.Type)
+		}
+	}
+	require.Equal(t, agent.EventToolExecutionStart, order[0])
+	require.Equal(t, agent.EventToolExecutionEnd, order[len(order)-1])
+	require.Contains(t, order[1:len(order)-1], agent.EventToolExecutionUpdate, "tool events: %v", order)
 }
 
 // A model turn streaming with nobody watching costs at most 0.2 requests a
