@@ -31,12 +31,12 @@ type Activities struct {
 	// run, and the activities that read or write a run's content refuse a
 	// run of another store (checkStore). Empty: no check.
 	StoreID string
-	// HeartbeatInterval is how often running tools heartbeat, and how
-	// long the first heartbeat waits. Cancellation reaches an activity only
-	// through a heartbeat's answer, and the SDK sends at most one heartbeat
-	// per MaxHeartbeatThrottleInterval, so an interval equal to the
-	// throttle bounds abort latency as well as any shorter one does, while a
-	// tool done within one interval costs no heartbeat RPC at all.
+	// HeartbeatInterval, when set, is how often running tools heartbeat
+	// when nobody watches, and how long the first heartbeat waits. Zero:
+	// half the call's heartbeat timeout. Heartbeats only prove liveness:
+	// an abort reaches a running activity from its run's history
+	// (cancelfeed.go), so a shorter interval costs heartbeats and buys
+	// nothing but a second path for cancellation.
 	HeartbeatInterval time.Duration
 	// DefaultWorkspace is the directory tools work in when a run names
 	// none.
@@ -70,23 +70,19 @@ type Activities struct {
 
 	contexts *contextCache
 	tools    running
+	feeds    cancelFeeds
 	stop     shutdown
 }
-
-// DefaultHeartbeatInterval matches workflows.AbortLatency, the worker's
-// default heartbeat throttle.
-const DefaultHeartbeatInterval = 200 * time.Millisecond
 
 // New returns activities over the given registries.
 func New(c client.Client, st store.Blobs, models *llm.Registry, ts *tools.Registry, hs *hooks.Registry) *Activities {
 	return &Activities{
-		Store:             st,
-		Models:            models,
-		Tools:             ts,
-		Hooks:             hs,
-		Client:            c,
-		HeartbeatInterval: DefaultHeartbeatInterval,
-		contexts:          newContextCache(256, 512<<20),
+		Store:    st,
+		Models:   models,
+		Tools:    ts,
+		Hooks:    hs,
+		Client:   c,
+		contexts: newContextCache(256, 512<<20),
 	}
 }
 

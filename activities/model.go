@@ -102,9 +102,9 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 // segment when the store is slow or down. The segment was being written
 // while the model answered; past the grace the answer is worth more than
 // the segment, which the next turn writes again. With the stream's last
-// heartbeat at most streamLiveness before, it stays under the 30 s
-// heartbeat timeout even when a slow store sends no heartbeat.
-const saveGrace = 15 * time.Second
+// heartbeat at most half the 30 s heartbeat timeout before (livenessOf),
+// it stays under the timeout even when a slow store sends no heartbeat.
+const saveGrace = 10 * time.Second
 
 // awaitSave waits for the segment save up to saveGrace, then stops it.
 func awaitSave(saving <-chan saved, stop context.CancelFunc) saved {

@@ -9,7 +9,7 @@ import (
 // running tracks the tools this worker process is executing, by workflow
 // run, so that a tool aborting its run cancels its siblings here at once,
 // as pi's shared abort signal does; siblings on other workers learn of the
-// abort from their next heartbeat.
+// abort from their run's history (cancelfeed.go).
 type running struct {
 	mu    sync.Mutex
 	next  int

@@ -89,6 +89,16 @@ type updateSender struct {
 	closed   bool
 	wake     chan struct{}
 	done     chan struct{}
+
+	// Deferral while nobody watches (deferred.go): deferOK is the
+	// workflow's leave, watched says whether anyone watches now; kept
+	// holds the updates kept for the result, flushed is set once they
+	// went as signals.
+	deferOK   bool
+	watched   func() bool
+	kept      []ToolUpdate
+	keptBytes int
+	flushed   bool
 }
 
 func newUpdateSender(c client.Client, st store.Blobs, info activity.Info, callID string, start time.Time, logger log.Logger) *updateSender {
@@ -182,7 +192,7 @@ func (u *updateSender) loop() {
 	for {
 		update, ok, wait, closed := u.next(time.Now())
 		if ok {
-			u.signal(u.offload(update))
+			u.sink(u.offload(update))
 			continue
 		}
 		if closed {

@@ -2,13 +2,10 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -30,13 +27,11 @@ import (
 //     missed a heartbeat, or came in mid-turn, resumes from. Checkpoints
 //     cost at most checkpointRate bytes a second, so the bytes a turn
 //     writes grow with its answer, not with its square.
-//   - nobody watches: one heartbeat per streamLiveness, for liveness only,
-//     carrying no events.
+//   - nobody watches: one heartbeat per half heartbeat timeout, for
+//     liveness only, carrying no events.
 //
-// Cancellation (an abort) reaches an activity in a heartbeat's answer. When
-// no heartbeat went out for cancelCheck, the turn asks the server with
-// DescribeWorkflowExecution instead, which is not billed, so an abort still
-// stops the stream within about cancelCheck.
+// Cancellation (an abort) reaches the turn from its run's history, which
+// the worker long-polls (cancelfeed.go), not from heartbeats.
 //
 // A worker whose store keeps no leases cannot know, and streams as if
 // watched: heartbeats are the path that always works.
@@ -45,16 +40,13 @@ const (
 	// watched stream (4 a second), and so the longest a delta waits for
 	// one.
 	StreamInterval = 250 * time.Millisecond
-	// streamLiveness is how often a turn heartbeats with nothing to carry:
-	// nobody watches, or the model is silent. The model turn's heartbeat
-	// timeout is 30 s.
-	streamLiveness = 10 * time.Second
+	// defaultLiveness is how often an activity with no heartbeat timeout
+	// heartbeats with nothing to carry (livenessOf); the agent loop's
+	// activities all have one.
+	defaultLiveness = 10 * time.Second
 	// WatchCheck is how often a streaming turn reads its watch lease: a
 	// watcher who comes in mid-turn gets deltas within about this long.
 	WatchCheck = 2 * time.Second
-	// cancelCheck bounds how long an abort waits to reach a turn that sends
-	// no heartbeat.
-	cancelCheck = 500 * time.Millisecond
 	// checkpointRate bounds the bytes a second that checkpoints add to a
 	// watched stream, and checkpointMin the time between two: a short
 	// answer is checkpointed every second, a 40 KB one every 5 s.
@@ -81,8 +73,10 @@ type liveStream struct {
 	dirty       bool // events no heartbeat carried yet
 	lost        bool // events were dropped: the next heartbeat checkpoints
 	lastBeat    time.Time
-	checkpoint  time.Time // when the last checkpoint went; zero: none yet
+	liveness    time.Duration // the time between heartbeats with no news
+	checkpoint  time.Time     // when the last checkpoint went; zero: none yet
 	watch       *watchers
+	unwatch     func() // ends the cancel watch (cancelfeed.go)
 	cancelCause context.CancelCauseFunc
 	// billed is what earlier attempts were billed; every beat keeps it.
 	billed *agent.Usage
@@ -92,8 +86,9 @@ type liveStream struct {
 	done chan struct{}
 }
 
-// startLiveStream heartbeats until close is called. When the server answers
-// that the turn must stop (an abort), it cancels the returned context.
+// startLiveStream heartbeats until close is called. When the run's history
+// or a heartbeat's answer says that the turn must stop (an abort), it
+// cancels the returned context.
 func (a *Activities) startLiveStream(ctx context.Context, turn int, billed agent.Usage) (context.Context, *liveStream) {
 	info := activity.GetInfo(ctx)
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -101,6 +96,7 @@ func (a *Activities) startLiveStream(ctx context.Context, turn int, billed agent
 		attempt:     info.Attempt,
 		turn:        turn,
 		billed:      usagePtr(billed),
+		liveness:    livenessOf(info),
 		lastBeat:    time.Now(), // no heartbeat at the start: a quick turn costs none
 		cancelCause: cancel,
 		wake:        make(chan struct{}, 1),
@@ -108,24 +104,27 @@ func (a *Activities) startLiveStream(ctx context.Context, turn int, billed agent
 		done:        make(chan struct{}),
 	}
 	s.watch = a.followWatchers(ctx, info.WorkflowExecution.ID, s.stop, s.poke)
-	checked := make(chan struct{})
-	go func() {
-		defer close(checked)
-		s.checkCancel(ctx, func(ctx context.Context) (bool, error) {
-			return a.cancelRequested(ctx, info)
-		})
-	}()
+	s.unwatch = a.watchCancel(info, cancel)
 	go func() {
 		s.loop(ctx, func(p LiveProgress) error {
 			rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 			defer cancel()
 			return a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p)
 		})
-		<-checked
 		s.watch.wait()
 		close(s.done)
 	}()
 	return ctx, s
+}
+
+// livenessOf is how often an activity heartbeats with nothing to carry:
+// half its heartbeat timeout, the least that keeps it alive through one
+// heartbeat lost or late.
+func livenessOf(info activity.Info) time.Duration {
+	if info.HeartbeatTimeout <= 0 {
+		return defaultLiveness
+	}
+	return info.HeartbeatTimeout / 2
 }
 
 // position is the newest event's number.
@@ -175,12 +174,13 @@ func (s *liveStream) poke() {
 func (s *liveStream) close() {
 	close(s.stop)
 	<-s.done
+	s.unwatch()
 }
 
 func (s *liveStream) isWatched() bool { return s.watch.now() }
 
 func (s *liveStream) loop(ctx context.Context, send func(LiveProgress) error) {
-	t := time.NewTimer(streamLiveness)
+	t := time.NewTimer(s.liveness)
 	defer t.Stop()
 	for {
 		due := s.due()
@@ -211,14 +211,14 @@ func (s *liveStream) loop(ctx context.Context, send func(LiveProgress) error) {
 }
 
 // due is when the next heartbeat goes: one StreamInterval after the last
-// when watched and there is news, else one streamLiveness after it.
+// when watched and there is news, else one liveness after it.
 func (s *liveStream) due() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dirty && s.isWatched() {
 		return s.lastBeat.Add(StreamInterval)
 	}
-	return s.lastBeat.Add(streamLiveness)
+	return s.lastBeat.Add(s.liveness)
 }
 
 // next builds the next heartbeat: the events since the last one and, when
@@ -304,58 +304,4 @@ func (w *watchers) wait() {
 	if w != nil {
 		<-w.done
 	}
-}
-
-// checkCancel asks the server whether the turn was cancelled whenever no
-// heartbeat went out for cancelCheck, since only a heartbeat's answer
-// would say so.
-func (s *liveStream) checkCancel(ctx context.Context, cancelled func(context.Context) (bool, error)) {
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-time.After(cancelCheck):
-		}
-		s.mu.Lock()
-		quiet := time.Since(s.lastBeat) >= cancelCheck
-		s.mu.Unlock()
-		if !quiet {
-			continue
-		}
-		if stop, err := cancelled(ctx); stop {
-			s.cancelCause(err)
-			return
-		}
-	}
-}
-
-// errCancelRequested is why a turn stopped when DescribeWorkflowExecution
-// said it must.
-var errCancelRequested = errors.New("model turn cancelled")
-
-// cancelRequested asks the server, with DescribeWorkflowExecution (not a
-// billable action), whether this attempt must stop: its cancellation was
-// requested, or the server no longer has it pending (the run ended, or the
-// attempt timed out and another runs). Other failures say nothing: the
-// next check or heartbeat tries again.
-func (a *Activities) cancelRequested(ctx context.Context, info activity.Info) (bool, error) {
-	rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
-	defer cancel()
-	desc, err := a.Client.DescribeWorkflow(rpcCtx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
-	if err != nil {
-		var notFound *serviceerror.NotFound
-		return errors.As(err, &notFound), err
-	}
-	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return true, errCancelRequested
-	}
-	for _, pa := range desc.RawResponse.GetPendingActivities() {
-		if pa.GetActivityId() == info.ActivityID {
-			stop := pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED || pa.GetAttempt() != info.Attempt
-			return stop, errCancelRequested
-		}
-	}
-	return true, errCancelRequested
 }

@@ -24,12 +24,13 @@ func delta(s string) agent.StreamEvent {
 
 // A watched stream heartbeats at most every StreamInterval while there is
 // news, each heartbeat with only the events since the last and the first
-// with a checkpoint; nobody watching, it heartbeats every streamLiveness
+// with a checkpoint; nobody watching, it heartbeats once per liveness (half
+// its heartbeat timeout)
 // with no events and no checkpoint.
 func TestLiveStreamSchedule(t *testing.T) {
 	start := time.Now()
-	s := &liveStream{lastBeat: start, watch: watchedNow(), wake: make(chan struct{}, 1)}
-	require.Equal(t, start.Add(streamLiveness), s.due(), "no news: liveness only")
+	s := &liveStream{lastBeat: start, liveness: 15 * time.Second, watch: watchedNow(), wake: make(chan struct{}, 1)}
+	require.Equal(t, start.Add(15*time.Second), s.due(), "no news: liveness only")
 	s.emit(delta("a"))
 	s.emit(delta("b"))
 	require.Equal(t, start.Add(StreamInterval), s.due(), "news waits for the interval")
@@ -47,7 +48,7 @@ func TestLiveStreamSchedule(t *testing.T) {
 
 	s.watch = unwatched()
 	s.emit(delta("d"))
-	require.Equal(t, s.lastBeat.Add(streamLiveness), s.due(), "nobody watches: liveness only")
+	require.Equal(t, s.lastBeat.Add(15*time.Second), s.due(), "nobody watches: liveness only")
 	p = s.next()
 	require.Empty(t, p.Events)
 	require.Nil(t, p.Partial)

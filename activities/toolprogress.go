@@ -22,12 +22,12 @@ import (
 // the server keeps only for the pending activity; clients read them with
 // DescribeWorkflowExecution. The activity heartbeats through the client,
 // not the SDK's throttled RecordHeartbeat, so that news goes out within
-// ToolProgressInterval; the answer to each heartbeat carries cancellation,
-// which the heartbeat turns into cancelling the tool's context. Every
-// heartbeat is a billable action and a write of the run's state, so news
-// brings one forward, and a heartbeat carries the partial result, only
-// while someone watches (the workflow's watch lease, see stream.go); the
-// heartbeats every HeartbeatInterval that bring aborts go on regardless.
+// ToolProgressInterval. Every heartbeat is a billable action and a write of
+// the run's state, so news brings one forward, and a heartbeat carries the
+// partial result, only while someone watches (the workflow's watch lease,
+// see stream.go); else the tool heartbeats once per half its heartbeat
+// timeout, for liveness. An abort reaches the tool from its run's history
+// (cancelfeed.go), and from a heartbeat's answer too.
 const (
 	// ToolProgressInterval is the longest a new partial result waits before
 	// a heartbeat carries it, and the shortest time between two heartbeats
@@ -64,6 +64,7 @@ type toolHeartbeat struct {
 	progress ToolProgress
 	dirty    bool // progress has news no heartbeat carried yet
 	watch    *watchers
+	unwatch  func() // ends the cancel watch (cancelfeed.go)
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -72,16 +73,18 @@ type toolHeartbeat struct {
 }
 
 // startToolHeartbeat heartbeats until close is called: every
-// ToolProgressInterval while there is news, else every HeartbeatInterval.
-// The first heartbeat waits one HeartbeatInterval, so a tool done by then
-// costs no heartbeat RPC. The returned context is cancelled when the
-// server answers that the attempt must stop (abort, a run that ended, an
-// attempt that timed out); the tool runs under it.
+// ToolProgressInterval while there is news someone watches, else once per
+// half the call's heartbeat timeout (HeartbeatInterval overrides it). The
+// first heartbeat waits one interval, so a tool done by then costs no
+// heartbeat RPC. The returned context is cancelled when the run's history
+// or the server's answer to a heartbeat says that the attempt must stop
+// (abort, a run that ended, an attempt that timed out); the tool runs
+// under it.
 func (a *Activities) startToolHeartbeat(ctx context.Context, callID string) (context.Context, *toolHeartbeat) {
 	info := activity.GetInfo(ctx)
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
-		interval = time.Second
+		interval = livenessOf(info)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	h := &toolHeartbeat{
@@ -92,6 +95,7 @@ func (a *Activities) startToolHeartbeat(ctx context.Context, callID string) (con
 		cancel:   cancel,
 	}
 	h.watch = a.followWatchers(ctx, info.WorkflowExecution.ID, h.stop, h.poke)
+	h.unwatch = a.watchCancel(info, cancel)
 	go h.loop(ctx, interval, func(p ToolProgress) error {
 		rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 		defer cancel()
@@ -124,6 +128,7 @@ func (h *toolHeartbeat) update(r agent.ToolResult) {
 func (h *toolHeartbeat) close() {
 	close(h.stop)
 	<-h.done
+	h.unwatch()
 }
 
 func (h *toolHeartbeat) loop(ctx context.Context, interval time.Duration, send func(ToolProgress) error) {

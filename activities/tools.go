@@ -75,7 +75,8 @@ func immediate(text string) PrepareOutput {
 // ExecuteToolCall runs the tool. Its partial results reach watchers live
 // in the heartbeat details (toolprogress.go) and go to the workflow as
 // signals, coalesced (signals.go), all sent before this activity completes
-// so that they precede its result in history. A tool error is an error
+// so that they precede its result in history; or, while nobody watches,
+// with its result (deferred.go). A tool error is an error
 // result (pi's throw); only a tools.Fault fails the activity, for Temporal
 // to retry.
 func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
@@ -91,8 +92,9 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	// A worker that shuts down interrupts the tool after its grace.
 	workCtx, stopWork := a.interruptible(ctx)
 	defer stopWork()
-	// The heartbeat carries the tool's latest partial result to watchers
-	// and brings back an abort, which cancels liveCtx.
+	// The heartbeat carries the tool's latest partial result to watchers;
+	// an abort, read from the run's history (cancelfeed.go) or a
+	// heartbeat's answer, cancels liveCtx.
 	liveCtx, progress := a.startToolHeartbeat(workCtx, in.ToolCallID)
 	defer progress.close()
 	toolCtx, cancel := abortable(liveCtx, in.Aborted)
@@ -110,6 +112,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	start := time.Now()
 	var reported *time.Duration
 	updates := newUpdateSender(a.Client, a.partialStore(), info, in.ToolCallID, start, activity.GetLogger(ctx))
+	updates.deferOK, updates.watched = in.DeferUpdates, progress.watch.now
 	call := tools.Call{
 		ID:             in.ToolCallID,
 		Name:           in.ToolName,
@@ -129,6 +132,14 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		took = *reported
 	}
 	updates.close(ctx)
+	kept := updates.takeKept()
+	if err != nil && (tools.IsInterrupted(err) || interrupted(workCtx) || tools.IsFault(err)) {
+		// No result carries them: they go as the signals they were.
+		for _, k := range kept {
+			updates.signal(k)
+		}
+		kept = nil
+	}
 	if err != nil {
 		if tools.IsInterrupted(err) || interrupted(workCtx) {
 			// Not an outcome: another worker runs a retry-safe tool again
@@ -139,14 +150,17 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		if tools.IsFault(err) {
 			return ExecuteOutput{}, temporal.NewApplicationError(capText(err.Error()), ErrToolExecution)
 		}
-		return ExecuteOutput{Result: capResult(agent.ErrorResult(err.Error())), IsError: true, Duration: took}, nil
+		return ExecuteOutput{Result: capResult(agent.ErrorResult(err.Error())), IsError: true, Duration: took, Updates: kept}, nil
 	}
 	// Large output goes to the content store; history gets its stub.
 	stored, err := a.offloadResult(ctx, capResult(result))
 	if err != nil {
+		for _, k := range kept {
+			updates.signal(k)
+		}
 		return ExecuteOutput{}, err
 	}
-	return ExecuteOutput{Result: stored, Duration: took}, nil
+	return ExecuteOutput{Result: stored, Duration: took, Updates: kept}, nil
 }
 
 // IdempotencyKey names one tool execution across its retries: the workflow

@@ -207,6 +207,12 @@ type ExecuteInput struct {
 	Sandbox *agent.SandboxConfig `json:"sandbox,omitempty"`
 	// StoreID is the run's content store id (ResolveRunOutput.StoreID).
 	StoreID string `json:"storeId,omitempty"`
+	// DeferUpdates lets the call return its partial results with its
+	// result (ExecuteOutput.Updates) instead of signalling them while
+	// nobody watches: the workflow sets it for a call no sibling runs
+	// beside (activities/deferred.go). An older workflow leaves it unset
+	// and gets signals, as before.
+	DeferUpdates bool `json:"deferUpdates,omitempty"`
 }
 
 // ExecuteOutput is the tool's result; IsError is set when the tool failed.
@@ -217,6 +223,11 @@ type ExecuteOutput struct {
 	// workflow orders the ends of a parallel batch by it, as if every call
 	// had started at the same instant, as pi's do.
 	Duration time.Duration `json:"duration,omitempty"`
+	// Updates are the partial results the call kept for its result while
+	// nobody watched (ExecuteInput.DeferUpdates), as the toolUpdate
+	// signals it did not send would have carried them, in order. The
+	// workflow records them before the call's end.
+	Updates []ToolUpdate `json:"updates,omitempty"`
 }
 
 // FinalizeInput is one call's after hooks.

@@ -63,9 +63,11 @@ func newCostRig(t *testing.T) *costRig {
 		quick = append(quick, llm.ScriptedResponse{Content: []agent.Content{agent.Text("done")}})
 	}
 	scripted.Add("quick", llm.Script{Responses: quick})
+	addAbortScripts(scripted)
 	models := llm.NewRegistry()
 	models.Register("test", scripted)
-	acts := activities.New(r.c, st, models, tools.NewRegistry(), hooks.NewRegistry())
+	bash := tools.NewBashTool(tools.BashOptions{OutputDir: t.TempDir()})
+	acts := activities.New(r.c, st, models, tools.NewRegistry(bash), hooks.NewRegistry())
 	w := worker.New(r.c, r.queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
 	require.NoError(t, w.Start())

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +35,7 @@ func benchCost(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("cost", flag.ExitOnError)
 	idle := fs.Duration("idle", time.Minute, "how long the idle scenarios wait; figures are scaled to an hour")
 	prompts := fs.Int("prompts", 20, "prompts of the session scenario")
+	only := fs.String("only", "", "run only the scenarios whose name contains this text")
 	_ = fs.Parse(args)
 
 	// Counting needs the server's metrics: always a dev server of our own.
@@ -65,24 +68,36 @@ func benchCost(ctx context.Context, args []string) error {
 		{"  floor: one 10 s activity", func(ctx context.Context) (costFigures, error) {
 			return r.floor(ctx, costFloorInput{Model: 10 * time.Second})
 		}},
+		{"30 s bash call (sleep 30), nobody watching", func(ctx context.Context) (costFigures, error) { return r.bash(ctx, false) }},
+		{"30 s bash call (sleep 30), watched", func(ctx context.Context) (costFigures, error) { return r.bash(ctx, true) }},
+		{"  floor: one 30 s activity", func(ctx context.Context) (costFigures, error) {
+			return r.floor(ctx, costFloorInput{Model: 30 * time.Second})
+		}},
 		{"idle session, watched (per hour)", func(ctx context.Context) (costFigures, error) { return r.idle(ctx, *idle, true) }},
 		{"idle session, nobody watching (per hour)", func(ctx context.Context) (costFigures, error) { return r.idle(ctx, *idle, false) }},
 		{"  floor: a waiting workflow, its history long-polled (per hour)", func(ctx context.Context) (costFigures, error) { return r.idleFloor(ctx, *idle) }},
 		{fmt.Sprintf("%d-prompt session, each a tool call approved by a person, watched", *prompts), func(ctx context.Context) (costFigures, error) { return r.session(ctx, *prompts) }},
 		{fmt.Sprintf("  floor: %d x (Update, activity, Update, 2 activities)", *prompts), func(ctx context.Context) (costFigures, error) { return r.floor(ctx, costFloorInput{Prompts: *prompts}) }},
 	}
-	fmt.Printf("%-68s %8s %8s %9s %6s %5s %6s %5s %8s   %8s %8s\n", "scenario", "workflow", "activity", "heartbeat",
-		"signal", "query", "update", "timer", "billable", "Describe", "history")
+	fmt.Printf("%-68s %8s %8s %9s %6s %5s %6s %5s %8s   %8s %8s %8s\n", "scenario", "workflow", "activity", "heartbeat",
+		"signal", "query", "update", "timer", "billable", "Describe", "history", "requests")
+	var measured []namedFigures
 	for _, s := range scenarios {
+		if !strings.Contains(s.name, *only) {
+			continue
+		}
 		f, err := s.run(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", strings.TrimSpace(s.name), err)
 		}
-		fmt.Printf("%-68s %8.0f %8.0f %9.0f %6.0f %5.0f %6.0f %5.0f %8.0f   %8.0f %8.0f\n", s.name, f.workflow, f.activity,
-			f.heartbeat, f.signal, f.query, f.update, f.timer, f.billable(), f.describe, f.history)
+		measured = append(measured, namedFigures{s.name, f})
+		fmt.Printf("%-68s %8.0f %8.0f %9.0f %6.0f %5.0f %6.0f %5.0f %8.0f   %8.0f %8.0f %8.0f\n", s.name, f.workflow, f.activity,
+			f.heartbeat, f.signal, f.query, f.update, f.timer, f.billable(), f.describe, f.history, f.requests)
 	}
 	fmt.Printf("\nbillable: the sum of the action categories (Temporal Cloud, about $50 per million). Describe: DescribeWorkflowExecution;\n" +
-		"history: GetWorkflowExecutionHistory and its long polls. Neither is billed; each is a read of the run's state in the server.\n")
+		"history: GetWorkflowExecutionHistory and its long polls. Neither is billed; each is a read of the run's state in the server.\n" +
+		"requests: every request to the server but the workers' long polls for tasks (which a worker makes whatever it runs).\n")
+	printLoad(measured)
 	return nil
 }
 
@@ -90,8 +105,13 @@ func benchCost(ctx context.Context, args []string) error {
 // unbilled reads.
 type costFigures struct {
 	workflow, activity, heartbeat, signal, query, update, timer float64
-	describe, history                                           float64
+	describe, history, requests                                 float64
 	window                                                      time.Duration // between the two reads of the counts
+	// ops are the requests by operation, the workers' task polls left
+	// out; seconds is how long the scenario ran (its counts are over that
+	// time, which scale stretches with them).
+	ops     devserver.Requests
+	seconds float64
 }
 
 func (f costFigures) billable() float64 {
@@ -99,8 +119,12 @@ func (f costFigures) billable() float64 {
 }
 
 func (f costFigures) scale(k float64) costFigures {
+	ops := devserver.Requests{}
+	for op, n := range f.ops {
+		ops[op] = n * k
+	}
 	return costFigures{f.workflow * k, f.activity * k, f.heartbeat * k, f.signal * k, f.query * k, f.update * k,
-		f.timer * k, f.describe * k, f.history * k, f.window}
+		f.timer * k, f.describe * k, f.history * k, f.requests * k, f.window, ops, f.seconds * k}
 }
 
 type costBench struct {
@@ -137,6 +161,9 @@ func (r *costBench) startWorker(prompts int) (func(), error) {
 			llm.ScriptedResponse{Content: []agent.Content{agent.Text("Done.")}})
 	}
 	scripted.Add("session", llm.Script{Responses: session})
+	scripted.Add("bash", llm.Script{Responses: []llm.ScriptedResponse{
+		{Content: []agent.Content{agent.ToolCall("b1", "bash", map[string]any{"command": "sleep 30"})}},
+		{Content: []agent.Content{agent.Text("done")}}}})
 	models := llm.NewRegistry()
 	models.Register("bench", scripted)
 	sleepTool := tools.FuncTool{Def: tools.Definition{Name: "sleep", Description: "sleeps 100 ms"},
@@ -144,7 +171,13 @@ func (r *costBench) startWorker(prompts int) (func(), error) {
 			time.Sleep(100 * time.Millisecond)
 			return agent.TextResult("slept"), nil
 		}}
-	acts := activities.New(r.c, r.st, models, tools.NewRegistry(sleepTool), hooks.NewRegistry())
+	outDir, err := os.MkdirTemp("", "agentloop-bench-cost-")
+	if err != nil {
+		return nil, err
+	}
+	bash := tools.NewBashTool(tools.BashOptions{OutputDir: outDir})
+	acts := activities.New(r.c, r.st, models, tools.NewRegistry(sleepTool, bash), hooks.NewRegistry())
+	acts.DefaultWorkspace = outDir
 	w := worker.New(r.c, r.queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
 	w.RegisterWorkflow(CostFloor)
@@ -152,7 +185,7 @@ func (r *costBench) startWorker(prompts int) (func(), error) {
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
-	return w.Stop, nil
+	return func() { w.Stop(); _ = os.RemoveAll(outDir) }, nil
 }
 
 func (r *costBench) model(id string) agent.LoopConfig {
@@ -172,6 +205,7 @@ func (r *costBench) measure(ctx context.Context, workflowID string, fn func() er
 	if err := fn(); err != nil {
 		return costFigures{}, err
 	}
+	ran := time.Since(t0)
 	time.Sleep(1500 * time.Millisecond)
 	after, err := r.srv.Requests(ctx, "default")
 	if err != nil {
@@ -184,13 +218,25 @@ func (r *costBench) measure(ctx context.Context, workflowID string, fn func() er
 		update:    req.Sum("UpdateWorkflowExecution"),
 		describe:  req.Sum("DescribeWorkflowExecution"),
 		history:   req.Sum("GetWorkflowExecutionHistory", "PollWorkflowExecutionHistory"),
+		requests:  req.Sum() - req.Sum(workerPolls...),
 		window:    time.Since(t0),
+		ops:       devserver.Requests{},
+		seconds:   ran.Seconds(),
+	}
+	for op, n := range req {
+		if !slices.Contains(workerPolls, op) {
+			f.ops[op] = n
+		}
 	}
 	if err := r.countHistory(ctx, workflowID, &f); err != nil {
 		return costFigures{}, err
 	}
 	return f, nil
 }
+
+// workerPolls are what a worker asks whether or not it runs anything: its
+// long polls for tasks.
+var workerPolls = []string{"PollWorkflowTaskQueue", "PollActivityTaskQueue", "PollNexusTaskQueue", "RecordWorkerHeartbeat", "ShutdownWorker"}
 
 // countHistory adds the actions history shows for every run of a workflow
 // id: starts (continue-as-new included), search-attribute upserts,
@@ -266,6 +312,37 @@ func (r *costBench) stream(ctx context.Context, watched bool) (costFigures, erro
 			return run.Get(ctx, nil)
 		}
 		return agentclient.Watch(ctx, r.c, id, run.GetRunID(), agentclient.WatchOptions{Live: true, Store: r.st}, func(agent.Event) {})
+	})
+}
+
+// bash runs one bash call of 30 s (sleep 30, no output), watched live or
+// with nobody watching (the client waits for the result).
+func (r *costBench) bash(ctx context.Context, watched bool) (costFigures, error) {
+	id := fmt.Sprintf("cost-bash-%d", time.Now().UnixNano())
+	cfg := r.model("bash")
+	cfg.Tools = []string{"bash"}
+	return r.measure(ctx, id, func() error {
+		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, workflows.AgentLoopWorkflow,
+			workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
+		if err != nil {
+			return err
+		}
+		if watched {
+			if err := agentclient.Watch(ctx, r.c, id, run.GetRunID(), agentclient.WatchOptions{Live: true, Store: r.st}, func(agent.Event) {}); err != nil {
+				return err
+			}
+		}
+		var res workflows.AgentLoopResult
+		if err := run.Get(ctx, &res); err != nil {
+			return err
+		}
+		// The figures mean something only if the command ran its 30 s.
+		for _, m := range res.Messages {
+			if m.Role == agent.RoleToolResult && m.IsError {
+				return fmt.Errorf("the bash call failed: %v", m.Content)
+			}
+		}
+		return nil
 	})
 }
 

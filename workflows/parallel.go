@@ -100,10 +100,13 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 	l.rehost(ctx)
 	b := &batch{start: workflow.Now(ctx), window: l.cfg.OrderWindow()}
 	for _, p := range prepared {
-		b.chains = append(b.chains, &chain{preparedCall: p, exec: l.startExecute(p.call, p.args)})
+		b.chains = append(b.chains, &chain{preparedCall: p})
 	}
 	l.batch = b
 	defer func() { l.batch = nil }()
+	for _, c := range b.chains {
+		c.exec = l.startExecute(c.call, c.args)
+	}
 
 	// The release timer wakes the workflow when a held event becomes due
 	// while siblings still run; it exists only while an event is held.
@@ -162,6 +165,7 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 				c.exec = l.startExecute(c.call, c.args)
 				return
 			}
+			l.recordUpdates(&out)
 			executed = true
 		}
 	}

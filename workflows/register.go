@@ -27,9 +27,11 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 }
 
 // AbortLatency is the worker's MaxHeartbeatThrottleInterval default. An
-// abort reaches a running activity only in the answer to a heartbeat, and
-// the SDK sends at most one heartbeat per throttle interval, so this is how
-// long a running tool or model call may take to see an abort.
+// activity that heartbeats with the SDK's RecordHeartbeat (a compaction's
+// summary) learns of an abort in a heartbeat's answer, at most one per
+// throttle interval. Tools and model turns heartbeat through the client for
+// liveness only and learn of an abort from their run's history
+// (activities/cancelfeed.go).
 const AbortLatency = 200 * time.Millisecond
 
 // EagerToolCalls is how many activities one workflow task may hand

@@ -5,15 +5,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-// A tool's first heartbeat waits one interval. An interval shorter than the
-// worker's heartbeat throttle would add heartbeat RPCs to short tools
-// without making aborts reach them any sooner; a longer one would slow
-// aborts down.
-func TestHeartbeatIntervalMatchesTheThrottle(t *testing.T) {
-	require.Equal(t, workflows.AbortLatency, activities.DefaultHeartbeatInterval)
+// The worker throttles the SDK's own heartbeats (a compaction's) to
+// AbortLatency. The agent loop's tools and model turns heartbeat through
+// the client, for liveness only, and learn of aborts from their run's
+// history (activities/cancelfeed.go).
+func TestHeartbeatThrottle(t *testing.T) {
 	require.Equal(t, workflows.AbortLatency, workflows.WorkerOptions().MaxHeartbeatThrottleInterval)
 }

@@ -97,7 +97,21 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 			AgentRun:   l.runNumber,
 			Sandbox:    l.cfg.Sandbox,
 			StoreID:    l.storeID,
+			// A call with siblings running beside it signals its partial
+			// results as they come, so that the batch can put them in
+			// pi's order among the siblings' events within its window.
+			DeferUpdates: l.batch == nil || len(l.batch.chains) == 1,
 		})
+}
+
+// recordUpdates records the partial results a call returned with its
+// result (activities/deferred.go), before its end, as their signals would
+// have been.
+func (l *loop) recordUpdates(out *activities.ExecuteOutput) {
+	for _, u := range out.Updates {
+		l.toolUpdate(u)
+	}
+	out.Updates = nil
 }
 
 // executeResult reads an execute future. ok is false when the activity was
@@ -156,6 +170,7 @@ func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string
 			return lookupResult(ctx, lf, f.Get(ctx, nil))
 		}
 		if out, ok := executeResult(ctx, f); ok {
+			l.recordUpdates(&out)
 			return out
 		}
 	}

@@ -1,0 +1,105 @@
+package activities
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-agents/agentloop/agent"
+)
+
+// deferringSender is a sender whose signals are recorded, allowed to
+// defer, watched as *watched says.
+func deferringSender(watched *atomic.Bool) (*updateSender, *[]ToolUpdate, *sync.Mutex) {
+	u := newUpdateQueue("call", 1, time.Now())
+	var mu sync.Mutex
+	var got []ToolUpdate
+	u.offload = func(update ToolUpdate) ToolUpdate { return update }
+	u.signal = func(update ToolUpdate) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, update)
+	}
+	u.deferOK, u.watched = true, watched.Load
+	go u.loop()
+	return u, &got, &mu
+}
+
+// Nobody watching, a call that may defer signals nothing: what the policy
+// would have signalled comes back for the result, the same updates in the
+// same order.
+func TestUnwatchedUpdatesComeWithTheResult(t *testing.T) {
+	var watched atomic.Bool
+	u, got, mu := deferringSender(&watched)
+	for i := 0; i < 40; i++ {
+		u.send(partial(i))
+	}
+	u.close(context.Background())
+	mu.Lock()
+	require.Empty(t, *got, "no signal while nobody watches")
+	mu.Unlock()
+	kept := u.takeKept()
+	require.NotEmpty(t, kept)
+	last := -1
+	for _, update := range kept {
+		for _, r := range update.Results {
+			idx := partialIndex(t, r)
+			require.Greater(t, idx, last)
+			last = idx
+		}
+	}
+	require.Equal(t, 39, last, "the last partial result before the end is kept")
+}
+
+// When a watcher comes, what was kept goes first, then the rest, all as
+// signals, in order; nothing is left for the result.
+func TestWatcherComingSignalsWhatWasKept(t *testing.T) {
+	var watched atomic.Bool
+	u, got, mu := deferringSender(&watched)
+	for i := 0; i < 5; i++ {
+		u.send(partial(i))
+	}
+	require.Eventually(t, func() bool {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return len(u.pending) == 0 && len(u.kept) > 0
+	}, 10*time.Second, time.Millisecond, "the sender kept the first updates")
+	watched.Store(true)
+	for i := 5; i < 10; i++ {
+		u.send(partial(i))
+	}
+	u.close(context.Background())
+	require.Empty(t, u.takeKept())
+	mu.Lock()
+	defer mu.Unlock()
+	last := -1
+	for _, update := range *got {
+		for _, r := range update.Results {
+			idx := partialIndex(t, r)
+			require.Greater(t, idx, last)
+			last = idx
+		}
+	}
+	require.Equal(t, 9, last)
+}
+
+// What a call keeps for its result stays under maxDeferredBytes, the
+// oldest dropped and counted.
+func TestKeptUpdatesAreBounded(t *testing.T) {
+	u := newUpdateQueue("call", 1, time.Now())
+	u.deferOK = true
+	u.signal = func(ToolUpdate) { t.Fatal("no signal while nobody watches") }
+	big := agent.TextResult(strings.Repeat("x", 2000))
+	for range 400 {
+		u.sink(ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{big}})
+	}
+	kept := u.takeKept()
+	require.LessOrEqual(t, jsonLen(kept), maxDeferredBytes+4096)
+	require.Less(t, len(kept), 400)
+	require.Equal(t, 400-len(kept), kept[0].Dropped, "the dropped updates are counted")
+}
