@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
@@ -109,7 +113,31 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start temporal dev server (%s): %w", path, err)
 	}
+	if err := namespaceReady(ctx, srv.Client()); err != nil {
+		_ = srv.Stop()
+		return nil, fmt.Errorf("temporal dev server (%s): %w", path, err)
+	}
 	return &Server{DevServer: srv, MetricsURL: metricsURL}, nil
+}
+
+// namespaceReady waits until the frontend knows the default namespace. The
+// server answers its health check before its namespace registry has
+// loaded the namespace it created; on a loaded machine every request of
+// the first seconds then failed with "Namespace default is not found"
+// (33 workflows tests at once, seen under load 10).
+func namespaceReady(ctx context.Context, c client.Client) error {
+	for {
+		_, err := c.DescribeTaskQueue(ctx, "devserver-ready", enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		var notFound *serviceerror.NamespaceNotFound
+		if !errors.As(err, &notFound) {
+			return nil // ready, or an error that is not about the namespace
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the default namespace is not ready: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // ServerArgs are the extra `temporal server start-dev` arguments of every
