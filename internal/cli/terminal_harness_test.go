@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -100,11 +101,37 @@ func doSetup() error {
 		return err
 	}
 	worker = exec.Command(workerBin, "-address", hostPort, "-store", storeDir,
-		"-tool-journal", filepath.Join(binDir, "journal"), "-log-level", "warn")
-	worker.Stdout, worker.Stderr = logf, logf
+		"-tool-journal", filepath.Join(binDir, "journal"), "-log-level", "info")
+	worker.Stdout = logf
+	stderr, err := worker.StderrPipe()
+	if err != nil {
+		return err
+	}
 	// A provider that is down: nothing listens on port 1.
 	worker.Env = append(os.Environ(), "OLLAMA_BASE_URL=http://127.0.0.1:1/v1")
-	return worker.Start()
+	if err := worker.Start(); err != nil {
+		return err
+	}
+	// Wait until the worker made its version the deployment's current one
+	// (a fresh server has none): from then on new sessions and runs go to
+	// it, and no test sees a "no worker polls" line it did not ask for.
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var once sync.Once
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if strings.Contains(sc.Text(), "this one is now current") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	select {
+	case <-ready:
+		return nil
+	case <-time.After(appear):
+		return fmt.Errorf("the worker did not make its version current within %v (see %s)", appear, logf.Name())
+	}
 }
 
 // term is the starter running on a pty (or, with piped, on a pipe).
