@@ -58,7 +58,11 @@ func (e *env) chat(ctx context.Context, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go e.explainStall(ctx, id)
+	waits := &waitingCalls{line: askedLine, asked: true}
+	for _, p := range st.PendingApprovals {
+		waits.add(p)
+	}
+	go e.explainStallOr(ctx, id, waits)
 	c := &chatState{running: st.Status == "running" || st.Status == "waiting_approval"}
 	defer e.intr.handle(c.onInterrupt(e, ctx, id, cancel))()
 	var asks approvals
@@ -75,6 +79,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 					p.Print(ev)
 				}
 				c.saw(e, ev)
+				waits.see(ev)
 				if ev.Type == agent.EventApprovalRequest || ev.Type == agent.EventApprovalDecision {
 					approvalEvents <- ev
 				}
@@ -104,7 +109,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 				return nil
 			}
 			if asks.asking {
-				e.answerAsked(ctx, id, &asks, line)
+				if asked := asks.waiting[0].ToolCallID; e.answerAsked(ctx, id, &asks, line) {
+					waits.answered(asked)
+				}
 				continue
 			}
 			if strings.TrimSpace(line) == "\x1b" {
