@@ -63,7 +63,8 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		waits.add(p)
 	}
 	go e.explainStallOr(ctx, id, waits)
-	c := &chatState{running: st.Status == "running" || st.Status == "waiting_approval"}
+	busy := st.Status == "running" || st.Status == "waiting_approval"
+	c := &chatState{running: busy}
 	defer e.intr.handle(c.onInterrupt(e, ctx, id, cancel))()
 	var asks approvals
 	resumePending(&asks, st)
@@ -73,6 +74,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		p := e.printer(false)
 		opts := e.watchOptions(st.LastEvent)
 		opts.Turn = st.Turn // coming back mid-session: the live deltas are matched by turn
+		opts.Resume = busy // and its turn may be streaming, its tools running
 		watchErr <- agentclient.Watch(ctx, e.c, id, "", opts,
 			func(ev agent.Event) {
 				if ev.Type != agent.EventApprovalRequest { // the prompt shows it

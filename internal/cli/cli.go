@@ -223,7 +223,9 @@ func (e *env) watch(ctx context.Context, args []string) error {
 	waits := &waitingCalls{line: answerElsewhere(id, e.isSession(ctx, id))}
 	go e.explainStallOr(ctx, id, waits)
 	p := e.printer(*asJSON)
-	return agentclient.Watch(ctx, e.c, id, "", e.watchOptions(*after), func(ev agent.Event) {
+	opts := e.watchOptions(*after)
+	opts.Resume = *after > 0
+	return agentclient.Watch(ctx, e.c, id, "", opts, func(ev agent.Event) {
 		p.Print(ev)
 		waits.see(ev)
 	})

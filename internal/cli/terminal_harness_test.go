@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,7 @@ var (
 	starter   string // the starter binary
 	hostPort  string
 	storeDir  string
+	gated     *httptest.Server
 )
 
 func TestMain(m *testing.M) {
@@ -48,6 +50,9 @@ func TestMain(m *testing.M) {
 	}
 	if srv != nil {
 		_ = srv.Stop()
+	}
+	if gated != nil {
+		gated.Close()
 	}
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
@@ -107,8 +112,11 @@ func doSetup() error {
 	if err != nil {
 		return err
 	}
-	// A provider that is down: nothing listens on port 1.
-	worker.Env = append(os.Environ(), "OLLAMA_BASE_URL=http://127.0.0.1:1/v1")
+	// A provider that is down: nothing listens on port 1; and the gated
+	// model (gatedmodel_test.go).
+	gated = startGatedModel()
+	worker.Env = append(os.Environ(), "OLLAMA_BASE_URL=http://127.0.0.1:1/v1",
+		"OPENAI_COMPATIBLE_BASE_URL="+gated.URL+"/v1", "OPENAI_COMPATIBLE_API_KEY=none")
 	if err := worker.Start(); err != nil {
 		return err
 	}
