@@ -74,7 +74,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		p := e.printer(false)
 		opts := e.watchOptions(st.LastEvent)
 		opts.Turn = st.Turn // coming back mid-session: the live deltas are matched by turn
-		opts.Resume = busy // and its turn may be streaming, its tools running
+		opts.Resume = busy  // and its turn may be streaming, its tools running
 		watchErr <- agentclient.Watch(ctx, e.c, id, "", opts,
 			func(ev agent.Event) {
 				if ev.Type != agent.EventApprovalRequest { // the prompt shows it
