@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"testing"
+	"time"
 )
 
 // The gated model is an OpenAI-compatible server (Chat Completions, its
@@ -20,6 +22,16 @@ const (
 )
 
 var modelGate = make(chan struct{})
+
+// openGate lets the gated model's answer go one step on.
+func openGate(t *testing.T) {
+	t.Helper()
+	select {
+	case modelGate <- struct{}{}:
+	case <-time.After(appear):
+		t.Fatalf("the gated model was not called within %v", appear)
+	}
+}
 
 // startGatedModel starts the server; its URL goes to the worker.
 func startGatedModel() *httptest.Server {

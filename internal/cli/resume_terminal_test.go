@@ -82,10 +82,10 @@ func TestChatComesBackToAStreamingAnswer(t *testing.T) {
 	again := run(t, ws, nil, "session", "chat", id)
 	again.waitFor(" messages, running)")
 	again.waitFor(firstHalf) // the text so far, from the live stream
-	modelGate <- struct{}{}
+	openGate(t)
 	again.waitFor(secondHalf)
 	require.True(t, pendingActivity(t, id, "ModelTurn"), "the text showed only once the answer had ended")
-	modelGate <- struct{}{}
+	openGate(t)
 	again.waitFor("── stop · ")
 	again.send("/quit\r")
 	require.Equal(t, 0, again.exitCode())
