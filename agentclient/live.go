@@ -29,6 +29,14 @@ type WatchOptions struct {
 	// to it by number, and a watch from After counts turn_start events
 	// only from there. Zero fits a watch from the run's start.
 	Turn int
+	// Resume, with Live and After, says that After may fall in the middle
+	// of a run (a chat coming back to a session that works): Watch first
+	// reads the run's log up to After, without delivering it, to learn
+	// whether a model turn streams and which tools run there, so that
+	// their live deltas and partial results show. Without it a watch from
+	// After shows live only what starts after After (a watch from a
+	// prompt's own start needs no more).
+	Resume bool
 	// Live adds message_update events, the deltas of the model turn that is
 	// streaming, and tool_execution_update events, the latest partial
 	// result of each running tool, read from their activities' heartbeat
@@ -74,6 +82,11 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 	}
 	w := watcher{after: o.After, dc: dc, turn: o.Turn}
 	defer func() { w.feed.stop() }()
+	if o.Live && o.Resume && o.After > 0 {
+		if err := w.prime(ctx, c, workflowID, runID, o.RetryFor); err != nil {
+			return err
+		}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			// The caller gave up (fn may have cancelled ctx): say so as
@@ -234,6 +247,34 @@ func (w *watcher) durable(e agent.Event) {
 	case agent.EventAgentEnd:
 		w.tools = nil
 	}
+}
+
+// prime learns, without delivering them, from the events up to w.after
+// what is going on there: a model turn streaming, tools running. A watch
+// that starts after the run's start (a chat coming back to a session) then
+// shows their live deltas and partial results as a watch from the start
+// does. It reads the log of the run being watched only: a run that
+// continued as new starts with nothing streaming or running.
+func (w *watcher) prime(ctx context.Context, c client.Client, workflowID, runID string, retryFor time.Duration) error {
+	upTo, turn := w.after, w.turn
+	w.after = 0
+	defer func() { w.after, w.turn = upTo, turn }()
+	for w.after < upTo {
+		page, err := eventsPage(ctx, c, workflowID, runID, w.after, retryFor)
+		if err != nil {
+			return err
+		}
+		if len(page.Events) == 0 {
+			return nil
+		}
+		for _, e := range page.Events {
+			if e.Seq > upTo {
+				return nil
+			}
+			w.durable(e)
+		}
+	}
+	return nil
 }
 
 // liveRead delivers what the heartbeat details of the streaming model turn

@@ -164,6 +164,11 @@ func (p *Printer) delta(e agent.Event) {
 	if ev.Type != agent.StreamTextDelta && ev.Type != agent.StreamThinkingDelta {
 		return
 	}
+	if p.shown == nil {
+		// The first delta of a printer that saw no message_start (a
+		// watch that came back mid-stream): a block of its own.
+		p.block = -1
+	}
 	if ev.ContentIndex != p.block {
 		if p.block >= 0 {
 			fmt.Fprintln(p.W)

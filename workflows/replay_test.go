@@ -23,7 +23,10 @@ import (
 // conformance scenarios' runs (go test ./conformance -update-histories),
 // sessions and long runs of every kind production runs (go test ./workflows
 // -run TestRecordHistories -record-histories) and the crash tests' lost,
-// interrupted and upgraded runs (internal/crashtest, CRASHTEST_SAVE_HISTORY).
+// interrupted and upgraded runs (internal/crashtest, CRASHTEST_SAVE_HISTORY),
+// and abort-wins-over-failure.json, a run of llm's
+// TestWorkflowAbortWinsOverAFailureInFlight saved once with
+// testenv.SaveHistory (the abort-wins-over-failure marker).
 func TestReplayRecordedHistories(t *testing.T) {
 	files := histories(t)
 	byType := map[string]int{}

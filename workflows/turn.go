@@ -100,6 +100,9 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			// reached the model, which is what an aborted signal gives.
 			return l.abortedMessage(ctx)
 		}
+		if m, ok := l.abortedFailure(ctx, err); ok {
+			return m
+		}
 		if isOverflow(err) && !l.compact.overflowRetried && !l.aborted {
 			// pi's overflow recovery: compact and send the turn again,
 			// once; a second overflow ends the turn with the provider's

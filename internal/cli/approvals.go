@@ -91,15 +91,16 @@ func (e *env) askNext(q *approvals, workspace string) {
 }
 
 // answerAsked sends the person's answer to the call being asked and takes
-// from the queue what the answer decided.
-func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line string) {
+// from the queue what the answer decided; it reports whether the answer
+// was sent.
+func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line string) bool {
 	p := q.waiting[0]
 	decision := e.answer(ctx, id, p.ToolCallID, line)
 	q.asking = false
 	if decision == "" {
 		// Not sent: the call is asked again (its approval_decision
 		// takes it away if it no longer waits).
-		return
+		return false
 	}
 	q.drop(func(w workflows.PendingApproval) bool {
 		return w.ToolCallID == p.ToolCallID || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
@@ -111,6 +112,7 @@ func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line str
 		q.always[p.ToolName] = true
 		fmt.Fprintf(e.out, "       %s allowed for the rest of the session (%d other call(s) still wait)\n", p.ToolName, n)
 	}
+	return true
 }
 
 // resumePending seeds the queue with the calls that wait already: a chat

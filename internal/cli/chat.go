@@ -58,8 +58,13 @@ func (e *env) chat(ctx context.Context, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go e.explainStall(ctx, id)
-	c := &chatState{running: st.Status == "running" || st.Status == "waiting_approval"}
+	waits := &waitingCalls{line: askedLine, asked: true}
+	for _, p := range st.PendingApprovals {
+		waits.add(p)
+	}
+	go e.explainStallOr(ctx, id, waits)
+	busy := st.Status == "running" || st.Status == "waiting_approval"
+	c := &chatState{running: busy}
 	defer e.intr.handle(c.onInterrupt(e, ctx, id, cancel))()
 	var asks approvals
 	resumePending(&asks, st)
@@ -69,12 +74,14 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		p := e.printer(false)
 		opts := e.watchOptions(st.LastEvent)
 		opts.Turn = st.Turn // coming back mid-session: the live deltas are matched by turn
+		opts.Resume = busy  // and its turn may be streaming, its tools running
 		watchErr <- agentclient.Watch(ctx, e.c, id, "", opts,
 			func(ev agent.Event) {
 				if ev.Type != agent.EventApprovalRequest { // the prompt shows it
 					p.Print(ev)
 				}
 				c.saw(e, ev)
+				waits.see(ev)
 				if ev.Type == agent.EventApprovalRequest || ev.Type == agent.EventApprovalDecision {
 					approvalEvents <- ev
 				}
@@ -107,7 +114,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 				return nil
 			}
 			if asks.asking {
-				e.answerAsked(ctx, id, &asks, line)
+				if asked := asks.waiting[0].ToolCallID; e.answerAsked(ctx, id, &asks, line) {
+					waits.answered(asked)
+				}
 				continue
 			}
 			if strings.TrimSpace(line) == "\x1b" {

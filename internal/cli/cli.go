@@ -223,8 +223,18 @@ func (e *env) watch(ctx context.Context, args []string) error {
 	if err := parse(fs, args, 1, "watch ID"); err != nil {
 		return err
 	}
+	id := fs.Arg(0)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	waits := &waitingCalls{line: answerElsewhere(id, e.isSession(ctx, id))}
+	go e.explainStallOr(ctx, id, waits)
 	p := e.printer(*asJSON)
-	return agentclient.Watch(ctx, e.c, fs.Arg(0), "", e.watchOptions(*after), p.Print)
+	opts := e.watchOptions(*after)
+	opts.Resume = *after > 0
+	return agentclient.Watch(ctx, e.c, id, "", opts, func(ev agent.Event) {
+		p.Print(ev)
+		waits.see(ev)
+	})
 }
 
 func (e *env) steer(ctx context.Context, args []string) error {

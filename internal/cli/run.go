@@ -147,9 +147,13 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	defer e.intr.handle(e.abortOrDetach(followCtx, run.GetID(), stopFollowing))()
-	go e.explainStall(followCtx, run.GetID())
+	waits := &waitingCalls{line: answerElsewhere(run.GetID(), false)}
+	go e.explainStallOr(followCtx, run.GetID(), waits)
 	p := e.printer(asJSON)
-	err = agentclient.Watch(followCtx, e.c, run.GetID(), run.GetRunID(), e.watchOptions(0), p.Print)
+	err = agentclient.Watch(followCtx, e.c, run.GetID(), run.GetRunID(), e.watchOptions(0), func(ev agent.Event) {
+		p.Print(ev)
+		waits.see(ev)
+	})
 	var res workflows.AgentLoopResult
 	if err == nil {
 		if err = run.Get(followCtx, &res); err != nil {

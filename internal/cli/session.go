@@ -274,11 +274,14 @@ func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) er
 	defer cancel()
 	var end *agent.Event
 	defer e.intr.handle(e.abortOrDetach(ctx, id, cancel))()
+	waits := &waitingCalls{line: answerElsewhere(id, true)}
+	go e.explainStallOr(ctx, id, waits)
 	p := e.printer(false)
 	opts := e.watchOptions(after)
 	opts.Turn = turn
 	err := agentclient.Watch(ctx, e.c, id, "", opts, func(ev agent.Event) {
 		p.Print(ev)
+		waits.see(ev)
 		if ev.Type == agent.EventApprovalRequest {
 			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)
 		}

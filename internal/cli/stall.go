@@ -7,6 +7,9 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // stallCheck is how often the starter asks why a run it follows, or an
@@ -18,7 +21,17 @@ const stallCheck = 3 * time.Second
 // Update or a query waits for one), or an activity is being retried, with
 // its attempt, next try and last failure (a model provider that is down).
 // It costs a DescribeWorkflow, and a DescribeTaskQueue, every stallCheck.
+// A call waiting for approval shows nothing either, but the workflow's
+// description does not name it: the commands that follow a run's events
+// learn it from them (explainStallOr).
 func (e *env) explainStall(ctx context.Context, id string) {
+	e.explainStallOr(ctx, id, nil)
+}
+
+// explainStallOr is explainStall that, when the workflow shows nothing for
+// another reason, says once of each call in approvals that it waits for
+// approval (approvals may be nil).
+func (e *env) explainStallOr(ctx context.Context, id string, approvals *waitingCalls) {
 	said := ""
 	for {
 		select {
@@ -27,8 +40,18 @@ func (e *env) explainStall(ctx context.Context, id string) {
 		case <-time.After(stallCheck):
 		}
 		why, key := stallReason(ctx, e.c, id)
+		fresh := ""
+		if why == "" && approvals != nil {
+			why, key = approvals.stall(ctx, func(ctx context.Context) ([]workflows.PendingApproval, error) {
+				st, err := agentclient.State(ctx, e.c, id)
+				return st.PendingApprovals, err
+			})
+			if approvals.asked {
+				fresh = "\n"
+			}
+		}
 		if why != "" && key != said && ctx.Err() == nil {
-			fmt.Fprintf(e.err, "%s… %s%s\n", e.colors.dim, why, e.colors.reset)
+			fmt.Fprintf(e.err, "%s%s… %s%s\n", fresh, e.colors.dim, why, e.colors.reset)
 		}
 		said = key
 	}

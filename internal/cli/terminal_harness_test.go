@@ -1,10 +1,12 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,7 @@ var (
 	starter   string // the starter binary
 	hostPort  string
 	storeDir  string
+	gated     *httptest.Server
 )
 
 func TestMain(m *testing.M) {
@@ -47,6 +50,9 @@ func TestMain(m *testing.M) {
 	}
 	if srv != nil {
 		_ = srv.Stop()
+	}
+	if gated != nil {
+		gated.Close()
 	}
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
@@ -100,11 +106,40 @@ func doSetup() error {
 		return err
 	}
 	worker = exec.Command(workerBin, "-address", hostPort, "-store", storeDir,
-		"-tool-journal", filepath.Join(binDir, "journal"), "-log-level", "warn")
-	worker.Stdout, worker.Stderr = logf, logf
-	// A provider that is down: nothing listens on port 1.
-	worker.Env = append(os.Environ(), "OLLAMA_BASE_URL=http://127.0.0.1:1/v1")
-	return worker.Start()
+		"-tool-journal", filepath.Join(binDir, "journal"), "-log-level", "info")
+	worker.Stdout = logf
+	stderr, err := worker.StderrPipe()
+	if err != nil {
+		return err
+	}
+	// A provider that is down: nothing listens on port 1; and the gated
+	// model (gatedmodel_test.go).
+	gated = startGatedModel()
+	worker.Env = append(os.Environ(), "OLLAMA_BASE_URL=http://127.0.0.1:1/v1",
+		"OPENAI_COMPATIBLE_BASE_URL="+gated.URL+"/v1", "OPENAI_COMPATIBLE_API_KEY=none")
+	if err := worker.Start(); err != nil {
+		return err
+	}
+	// Wait until the worker made its version the deployment's current one
+	// (a fresh server has none): from then on new sessions and runs go to
+	// it, and no test sees a "no worker polls" line it did not ask for.
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var once sync.Once
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if strings.Contains(sc.Text(), "this one is now current") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	select {
+	case <-ready:
+		return nil
+	case <-time.After(appear):
+		return fmt.Errorf("the worker did not make its version current within %v (see %s)", appear, logf.Name())
+	}
 }
 
 // term is the starter running on a pty (or, with piped, on a pipe).
