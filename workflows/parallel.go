@@ -100,7 +100,7 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 	l.rehost(ctx)
 	b := &batch{start: workflow.Now(ctx), window: l.cfg.OrderWindow()}
 	for _, p := range prepared {
-		b.chains = append(b.chains, &chain{preparedCall: p, exec: l.startExecute(p.call, p.args)})
+		b.chains = append(b.chains, &chain{preparedCall: p, exec: l.startExecute(p.call, p.index+1, p.args)})
 	}
 	l.batch = b
 	defer func() { l.batch = nil }()
@@ -159,7 +159,7 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 			out, ok = executeResult(ctx, c.exec)
 			c.exec = nil
 			if !ok {
-				c.exec = l.startExecute(c.call, c.args)
+				c.exec = l.startExecute(c.call, c.index+1, c.args)
 				return
 			}
 			executed = true
@@ -216,10 +216,11 @@ func (b *batch) hold(e heldEvent) {
 	b.held = append(b.held, e)
 }
 
-// chainOf returns the chain of a tool call in the batch.
-func (b *batch) chainOf(id string) *chain {
+// chainOf returns the chain of a tool call in the batch, by id and
+// position (running in toolbatch.go).
+func (b *batch) chainOf(id string, pos int) *chain {
 	for _, c := range b.chains {
-		if c.call.ID == id {
+		if c.call.ID == id && (pos == 0 || c.index+1 == pos) {
 			return c
 		}
 	}
@@ -243,7 +244,7 @@ func (l *loop) release(ctx workflow.Context) time.Time {
 		n++
 		switch {
 		case h.end:
-			l.endCall(*h.chain.done)
+			l.endCall(h.chain.index+1, *h.chain.done)
 		case h.queued != nil:
 			l.queueFromTool(*h.queued)
 		default:
