@@ -33,6 +33,7 @@ func TestWideParallelBatch(t *testing.T) {
 	type figures struct {
 		calls, events, tasks, largest int
 		bytes                         int
+		largestType                   string
 		wall                          time.Duration
 	}
 	measure := func(name string, calls int) figures {
@@ -55,7 +56,12 @@ func TestWideParallelBatch(t *testing.T) {
 				first = e.GetEventTime().AsTime()
 			}
 			last = e.GetEventTime().AsTime()
-			f.largest = max(f.largest, proto.Size(e))
+			if n := proto.Size(e); n > f.largest {
+				f.largest, f.largestType = n, e.GetEventType().String()
+				if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+					f.largestType += " " + a.GetActivityType().GetName()
+				}
+			}
 			switch e.GetEventType() {
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 				f.tasks++
@@ -69,8 +75,8 @@ func TestWideParallelBatch(t *testing.T) {
 		}
 		require.Equal(t, calls, scheduled, "every call of %s runs its execute activity once", name)
 		f.wall = last.Sub(first)
-		t.Logf("%s: wall %v, history %d bytes in %d events (%d bytes a call), %d workflow tasks, largest event %d bytes",
-			name, f.wall.Round(time.Millisecond), f.bytes, f.events, f.bytes/calls, f.tasks, f.largest)
+		t.Logf("%s: wall %v, history %d bytes in %d events (%d bytes a call), %d workflow tasks, largest event %d bytes (%s)",
+			name, f.wall.Round(time.Millisecond), f.bytes, f.events, f.bytes/calls, f.tasks, f.largest, f.largestType)
 		return f
 	}
 	wide := measure("parallel-200-calls", 200)
