@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"strings"
@@ -68,7 +69,7 @@ func TestBashBinaryOutput(t *testing.T) {
 		wantContains(t, got, strings.Repeat(r, 17066)+"\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: "+d.FullOutputPath+"]")
 		full, err := os.ReadFile(d.FullOutputPath)
 		must(t, err)
-		if len(full) != 20000 || strings.Trim(string(full), "\xff") != "" {
+		if !bytes.Equal(full, bytes.Repeat([]byte{0xff}, 20000)) {
 			t.Errorf("the full output file holds %d bytes, want the command's 20000 bytes of 0xff", len(full))
 		}
 	})
