@@ -172,8 +172,8 @@ func TestWorkflowUntrustedToolArguments(t *testing.T) {
 	t.Run("3 MB of arguments", func(t *testing.T) {
 		t.Parallel()
 		// Past what one payload may carry (2 MB): the model turn ends in
-		// error, clearly, and the run with it; nothing retries for ever.
-		// pi has no such limit and would run the call.
+		// error, saying why, and the run with it; nothing retries. pi has
+		// no such limit and would run the call.
 		content := strings.Repeat("0123456789abcdef", 3<<16)
 		f := newFakeServer(t, step{Body: chatToolCallStop("call_big", "save", "tool_calls", bigArguments(t, content)...)})
 		rec := &calls{}
@@ -184,8 +184,10 @@ func TestWorkflowUntrustedToolArguments(t *testing.T) {
 		last := lastMessage(res)
 		require.Equal(t, agent.StopReasonError, last.StopReason)
 		require.Equal(t, res.ErrorMessage, last.ErrorMessage)
-		t.Logf("error message: %q", last.ErrorMessage)
+		require.Equal(t, "The model's answer is too large: 3.0MB of it (tool calls' arguments) must stay in history, over the 1.5MB a model turn may return", last.ErrorMessage)
+		require.Equal(t, int64(10), last.Usage.Output, "the answer's usage is kept")
 		require.Empty(t, rec.of("save"))
+		require.Len(t, f.Requests(), 1, "not asked again")
 	})
 	t.Run("length stop in the middle of a call", func(t *testing.T) {
 		t.Parallel()
