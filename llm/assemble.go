@@ -18,8 +18,28 @@ type assembler struct {
 	emit  func(agent.StreamEvent)
 	// partialJSON is the argument text received so far, by content index
 	// of a tool call block.
-	partialJSON map[int]string
+	partialJSON map[int]*toolArgs
+	// parsedBytes counts the argument text parsed while streaming, for
+	// the test that keeps it linear.
+	parsedBytes int
 }
+
+// toolArgs is a tool call's argument JSON as it arrives, appended in place
+// (adding each fragment to a string copied the whole text every time).
+type toolArgs struct {
+	text []byte
+	// parsed is the text's length when the arguments were last parsed.
+	parsed int
+}
+
+// eagerArgsBytes is how long argument text is parsed again on every
+// fragment, so that each partial message carries every argument so far, as
+// pi's do. Past it the text is parsed again once it has grown by a quarter:
+// parsing the whole text on every fragment of a few bytes costs the square
+// of its length (64 KB took 8 s, 1 MB would take most of an hour), which an
+// answer may not make the worker pay. Partial arguments are for watchers;
+// the block's end and the message's parse everything received.
+const eagerArgsBytes = 8 << 10
 
 func newAssembler(api, provider, model string, price Price, emit func(agent.StreamEvent)) *assembler {
 	if emit == nil {
@@ -36,8 +56,27 @@ func newAssembler(api, provider, model string, price Price, emit func(agent.Stre
 		},
 		price:       price,
 		emit:        emit,
-		partialJSON: map[int]string{},
+		partialJSON: map[int]*toolArgs{},
 	}
+}
+
+// setArgs replaces a tool call's argument text.
+func (a *assembler) setArgs(i int, text string) { a.partialJSON[i] = &toolArgs{text: []byte(text)} }
+
+// argsText is a tool call's argument text so far.
+func (a *assembler) argsText(i int) string {
+	if t := a.partialJSON[i]; t != nil {
+		return string(t.text)
+	}
+	return ""
+}
+
+// parseArgs sets a tool call's arguments from its text so far.
+func (a *assembler) parseArgs(i int) {
+	t := a.partialJSON[i]
+	a.msg.Content[i].Arguments = parseStreamingJSON(string(t.text))
+	a.parsedBytes += len(t.text)
+	t.parsed = len(t.text)
 }
 
 // snapshot copies the message so a consumer may keep it while the stream
@@ -94,8 +133,15 @@ func (a *assembler) thinkingDelta(i int, delta string) {
 // toolDelta adds a fragment of a tool call's argument JSON; the partial
 // message carries the arguments parsed so far, as in pi.
 func (a *assembler) toolDelta(i int, delta string) {
-	a.partialJSON[i] += delta
-	a.msg.Content[i].Arguments = parseStreamingJSON(a.partialJSON[i])
+	t := a.partialJSON[i]
+	if t == nil {
+		t = &toolArgs{}
+		a.partialJSON[i] = t
+	}
+	t.text = append(t.text, delta...)
+	if len(t.text) <= eagerArgsBytes || len(t.text) >= t.parsed+t.parsed/4 {
+		a.parseArgs(i)
+	}
 	a.emit(agent.StreamEvent{Type: agent.StreamToolCallDelta, ContentIndex: i, Delta: delta, Partial: a.snapshot()})
 }
 
@@ -110,8 +156,8 @@ func (a *assembler) endBlock(i int) {
 	case agent.ContentThinking:
 		ev.Content = c.Thinking
 	default:
-		if raw, ok := a.partialJSON[i]; ok {
-			c.Arguments = parseStreamingJSON(raw)
+		if t, ok := a.partialJSON[i]; ok {
+			c.Arguments = parseStreamingJSON(string(t.text))
 			delete(a.partialJSON, i)
 		}
 		call := *c
@@ -127,8 +173,14 @@ func (a *assembler) final() agent.Message {
 	return m
 }
 
-// done ends a stream that completed: stop, length or toolUse.
+// done ends a stream that completed: stop, length or toolUse. A tool call
+// whose block never ended gets every argument received.
 func (a *assembler) done() agent.Message {
+	for i, t := range a.partialJSON {
+		if t.parsed != len(t.text) {
+			a.parseArgs(i)
+		}
+	}
 	m := a.final()
 	a.emit(agent.StreamEvent{Type: agent.StreamDone, Reason: string(m.StopReason), Message: &m})
 	return m
@@ -137,10 +189,10 @@ func (a *assembler) done() agent.Message {
 // fail ends the stream with stopReason error or aborted and the given
 // errorMessage. Tool calls cut short keep the arguments parsed so far.
 func (a *assembler) fail(reason agent.StopReason, message string) agent.Message {
-	for i, raw := range a.partialJSON {
-		a.msg.Content[i].Arguments = parseStreamingJSON(raw)
+	for i, t := range a.partialJSON {
+		a.msg.Content[i].Arguments = parseStreamingJSON(string(t.text))
 	}
-	a.partialJSON = map[int]string{}
+	a.partialJSON = map[int]*toolArgs{}
 	a.msg.StopReason = reason
 	a.msg.ErrorMessage = message
 	m := a.final()
