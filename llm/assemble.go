@@ -2,6 +2,7 @@ package llm
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -22,6 +23,9 @@ type assembler struct {
 	// parsedBytes counts the argument text parsed while streaming, for
 	// the test that keeps it linear.
 	parsedBytes int
+	// texts holds the bytes of each text or thinking block's string (see
+	// appendText).
+	texts map[int][]byte
 }
 
 // toolArgs is a tool call's argument JSON as it arrives, appended in place
@@ -57,7 +61,26 @@ func newAssembler(api, provider, model string, price Price, emit func(agent.Stre
 		price:       price,
 		emit:        emit,
 		partialJSON: map[int]*toolArgs{},
+		texts:       map[int][]byte{},
 	}
+}
+
+// appendText adds a delta to block i's text or thinking, *s, in amortized
+// constant time. s += delta copied the whole text for every delta, the
+// square of its length (a 1 MB answer in 4-byte deltas took two minutes).
+// The block's strings are views of one append-only buffer: bytes below a
+// view's length are never written again, and a buffer that grows is copied
+// to a new one, so every string already handed out (each event's partial
+// message keeps one) stays as it was, as strings must.
+func (a *assembler) appendText(i int, s *string, delta string) {
+	buf := a.texts[i]
+	if len(buf) != len(*s) || len(buf) > 0 && unsafe.StringData(*s) != unsafe.SliceData(buf) {
+		// The text was set elsewhere (a provider's final form of it).
+		buf = append([]byte(nil), *s...)
+	}
+	buf = append(buf, delta...)
+	a.texts[i] = buf
+	*s = unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
 // setArgs replaces a tool call's argument text.
@@ -121,12 +144,12 @@ func blockKind(c agent.Content) string {
 }
 
 func (a *assembler) textDelta(i int, delta string) {
-	a.msg.Content[i].Text += delta
+	a.appendText(i, &a.msg.Content[i].Text, delta)
 	a.emit(agent.StreamEvent{Type: agent.StreamTextDelta, ContentIndex: i, Delta: delta, Partial: a.snapshot()})
 }
 
 func (a *assembler) thinkingDelta(i int, delta string) {
-	a.msg.Content[i].Thinking += delta
+	a.appendText(i, &a.msg.Content[i].Thinking, delta)
 	a.emit(agent.StreamEvent{Type: agent.StreamThinkingDelta, ContentIndex: i, Delta: delta, Partial: a.snapshot()})
 }
 

@@ -62,3 +62,58 @@ func TestToolCallArgumentsParseLinearly(t *testing.T) {
 		t.Errorf("content of %d bytes", len(got))
 	}
 }
+
+// BenchmarkTextFragments assembles one text block of a long answer that
+// arrives in 4-byte deltas.
+func BenchmarkTextFragments(b *testing.B) {
+	for _, size := range []int{256 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			for b.Loop() {
+				a := newAssembler(APIOpenAICompletions, "openai", "gpt-5", Price{}, nil)
+				i := a.startBlock(agent.Content{Type: agent.ContentText})
+				for at := 0; at < size; at += 4 {
+					a.textDelta(i, "abcd")
+				}
+				a.endBlock(i)
+				if len(a.msg.Content[i].Text) != size {
+					b.Fatalf("text of %d bytes, want %d", len(a.msg.Content[i].Text), size)
+				}
+			}
+		})
+	}
+}
+
+// TestTextDeltasKeepEarlierSnapshots checks that every partial message
+// keeps the text it had when it was emitted, while later deltas grow the
+// block in place, and that a text a provider replaced is grown from its
+// new value.
+func TestTextDeltasKeepEarlierSnapshots(t *testing.T) {
+	var seen []string
+	a := newAssembler(APIOpenAICompletions, "openai", "gpt-5", Price{}, func(e agent.StreamEvent) {
+		if e.Type == agent.StreamTextDelta {
+			seen = append(seen, e.Partial.Content[e.ContentIndex].Text)
+		}
+	})
+	i := a.startBlock(agent.Content{Type: agent.ContentText})
+	var want []string
+	text := ""
+	for n := range 5000 {
+		d := fmt.Sprintf("<%d>", n)
+		text += d
+		want = append(want, text)
+		a.textDelta(i, d)
+	}
+	for n := range want {
+		if seen[n] != want[n] {
+			t.Fatalf("partial %d is %q..., want %q...", n, seen[n][:min(len(seen[n]), 40)], want[n][:min(len(want[n]), 40)])
+		}
+	}
+	a.msg.Content[i].Text = "replaced"
+	a.textDelta(i, "!")
+	if got := a.msg.Content[i].Text; got != "replaced!" {
+		t.Errorf("text %q after a replacement, want %q", got, "replaced!")
+	}
+	if seen[len(seen)-2] != want[len(want)-1] {
+		t.Error("the last partial before the replacement changed")
+	}
+}
