@@ -263,7 +263,7 @@ func (l *loop) toolQueued(q activities.ToolQueue) {
 }
 
 func (l *loop) queueFromTool(q activities.ToolQueue) {
-	from := toolAttempt{callID: q.ToolCallID, attempt: q.Attempt}
+	from := toolAttempt{callID: attemptKey(q.ToolCallID, q.Position), attempt: q.Attempt}
 	if q.FollowUp {
 		l.followUps.pushFrom(q.Message, from)
 	} else {
