@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
 )
 
 // ModelTurn makes one model call with the run's context and returns the
@@ -91,6 +93,9 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 		a.recordBilled(ctx, live, prior, &msg)
 		return ModelTurnOutput{}, err
 	}
+	if err := answerTooLarge(stub, prior); err != nil {
+		return ModelTurnOutput{}, err
+	}
 	tc.storedAs(s.segs)
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
@@ -135,6 +140,30 @@ func (a *Activities) offloadAnswer(ctx context.Context, msg agent.Message) (agen
 	}
 	activity.GetLogger(ctx).Warn("Could not store the answer's large parts; it goes whole into history", "Error", err)
 	return msg, nil
+}
+
+// maxAnswerBytes bounds an answer once its text and images are in the
+// store: what stays (tool calls' arguments) must fit the activity's result,
+// which Temporal refuses over 2 MB, with room for the rest of the output.
+const maxAnswerBytes = 3 << 19
+
+// ErrAnswerTooLarge is the ApplicationError type of an answer over
+// maxAnswerBytes. Asking again would likely get the same answer.
+const ErrAnswerTooLarge = "AnswerTooLarge"
+
+// answerTooLarge ends the turn with a clear error, the answer's usage
+// kept, when the answer cannot be returned; Temporal's own failure
+// ("Complete result exceeds size limit.") names neither the model nor why.
+func answerTooLarge(stub agent.Message, prior agent.Usage) error {
+	n := jsonSize(&stub)
+	if n <= maxAnswerBytes {
+		return nil
+	}
+	partial := stub
+	partial.Content = nil
+	text := fmt.Sprintf("The model's answer is too large: %s of it (tool calls' arguments) must stay in history, over the %s a model turn may return",
+		tools.FormatSize(n), tools.FormatSize(maxAnswerBytes))
+	return temporal.NewNonRetryableApplicationError(text, ErrAnswerTooLarge, nil, partial, prior)
 }
 
 // saved is what a segment save ended with.

@@ -72,9 +72,10 @@ const (
 // updateSender delivers a tool's partial results to its workflow under the
 // policy above.
 type updateSender struct {
-	callID  string
-	attempt int32
-	start   time.Time
+	callID   string
+	position int
+	attempt  int32
+	start    time.Time
 	// offload and signal store a signal's large content and send it;
 	// tests of the policy replace them.
 	offload func(ToolUpdate) ToolUpdate
@@ -101,8 +102,9 @@ type updateSender struct {
 	flushed   bool
 }
 
-func newUpdateSender(c client.Client, st store.Blobs, info activity.Info, callID string, start time.Time, logger log.Logger) *updateSender {
+func newUpdateSender(c client.Client, st store.Blobs, info activity.Info, callID string, position int, start time.Time, logger log.Logger) *updateSender {
 	u := newUpdateQueue(callID, info.Attempt, start)
+	u.position = position
 	scope := info.WorkflowExecution.ID
 	u.offload = func(update ToolUpdate) ToolUpdate { return offloadUpdate(st, scope, update, logger) }
 	u.signal = func(update ToolUpdate) {
@@ -229,7 +231,7 @@ func (u *updateSender) next(now time.Time) (update ToolUpdate, ok bool, wait tim
 			}
 		}
 	}
-	update = ToolUpdate{ToolCallID: u.callID, Attempt: u.attempt, Results: u.pending, Offsets: u.offsets, Dropped: u.dropped}
+	update = ToolUpdate{ToolCallID: u.callID, Position: u.position, Attempt: u.attempt, Results: u.pending, Offsets: u.offsets, Dropped: u.dropped}
 	u.pending, u.offsets, u.dropped = nil, nil, 0
 	u.sent++
 	u.lastSent = now
@@ -265,10 +267,11 @@ func offloadUpdate(st store.Blobs, scope string, update ToolUpdate, logger log.L
 type runControl struct {
 	a    *Activities
 	info activity.Info
-	// callID and start stamp a queued message with its call and its
-	// offset from the call's start.
-	callID string
-	start  time.Time
+	// callID, position and start stamp a queued message with its call
+	// and its offset from the call's start.
+	callID   string
+	position int
+	start    time.Time
 	// cancelTools cancels the contexts of the run's tools running in this
 	// process, the caller's included: a tool that aborts its run is aborted
 	// with it, at once, as in pi where they share one signal.
@@ -286,12 +289,12 @@ func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
 // SteerAt queues a steering message at an offset from the call's start in
 // a tool's simulated time (tools.TimedRunControl).
 func (r runControl) SteerAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.queue(ctx, ToolQueue{Message: m, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
+	return r.queue(ctx, ToolQueue{Message: m, ToolCallID: r.callID, Position: r.position, Offset: at, Attempt: r.info.Attempt})
 }
 
 // FollowUpAt queues a follow-up at an offset from the call's start.
 func (r runControl) FollowUpAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.queue(ctx, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Offset: at, Attempt: r.info.Attempt})
+	return r.queue(ctx, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Position: r.position, Offset: at, Attempt: r.info.Attempt})
 }
 
 // queue signals a message a tool queued, its large content stored first:

@@ -111,7 +111,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 	}
 	start := time.Now()
 	var reported *time.Duration
-	updates := newUpdateSender(a.Client, a.partialStore(), info, in.ToolCallID, start, activity.GetLogger(ctx))
+	updates := newUpdateSender(a.Client, a.partialStore(), info, in.ToolCallID, in.Position, start, activity.GetLogger(ctx))
 	updates.deferOK, updates.watched = in.DeferUpdates, progress.watch.now
 	call := tools.Call{
 		ID:             in.ToolCallID,
@@ -123,7 +123,7 @@ func (a *Activities) ExecuteToolCall(ctx context.Context, in ExecuteInput) (Exec
 		Scope:          info.Namespace + "/" + info.WorkflowExecution.ID,
 		Update:         func(r agent.ToolResult) { progress.update(r); updates.send(r) },
 		UpdateAt:       func(r agent.ToolResult, at time.Duration) { progress.update(r); updates.sendAt(r, at) },
-		Run:            runControl{a: a, info: info, callID: in.ToolCallID, start: start, cancelTools: func() { a.tools.cancel(runKey) }},
+		Run:            runControl{a: a, info: info, callID: in.ToolCallID, position: in.Position, start: start, cancelTools: func() { a.tools.cancel(runKey) }},
 		ReportDuration: func(d time.Duration) { reported = &d },
 	}
 	result, err := callSafely(func() (agent.ToolResult, error) { return tool.Execute(toolCtx, call) })

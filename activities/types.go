@@ -194,10 +194,15 @@ type PrepareOutput struct {
 
 // ExecuteInput is one tool execution.
 type ExecuteInput struct {
-	ToolCallID string         `json:"toolCallId"`
-	ToolName   string         `json:"toolName"`
-	Args       map[string]any `json:"args"`
-	Workspace  string         `json:"workspace,omitempty"`
+	ToolCallID string `json:"toolCallId"`
+	// Position is the call's place among its message's tool calls, from 1
+	// (0 in inputs scheduled before it existed). A model may give two calls
+	// of one message the same id; the call's signals carry its position so
+	// that the workflow keeps their events apart, as pi does.
+	Position  int            `json:"position,omitempty"`
+	ToolName  string         `json:"toolName"`
+	Args      map[string]any `json:"args"`
+	Workspace string         `json:"workspace,omitempty"`
 	// Aborted makes the tool's context cancelled from the start.
 	Aborted bool `json:"aborted,omitempty"`
 	// AgentRun numbers the agent run within the workflow run (a session
@@ -253,9 +258,11 @@ type FinalizeOutput struct {
 // sent; each partial result replaces the previous one, so only the latest
 // matters.
 type ToolUpdate struct {
-	ToolCallID string             `json:"toolCallId"`
-	Attempt    int32              `json:"attempt"`
-	Results    []agent.ToolResult `json:"results"`
+	ToolCallID string `json:"toolCallId"`
+	// Position is the call's ExecuteInput.Position.
+	Position int                `json:"position,omitempty"`
+	Attempt  int32              `json:"attempt"`
+	Results  []agent.ToolResult `json:"results"`
 	// Offsets[i] is when Results[i] was emitted, from the tool's start.
 	Offsets []time.Duration `json:"offsets,omitempty"`
 	Dropped int             `json:"dropped,omitempty"`
@@ -271,6 +278,8 @@ type ToolQueue struct {
 	// order (instant, then call order), not in the order they arrive.
 	ToolCallID string        `json:"toolCallId,omitempty"`
 	Offset     time.Duration `json:"offset,omitempty"`
+	// Position is the call's ExecuteInput.Position.
+	Position int `json:"position,omitempty"`
 	// Attempt is the execute activity's attempt that queued it: a call's
 	// messages are those of one attempt, its latest (workflows/attempts.go).
 	// Zero (signals recorded before it existed) keeps every message.

@@ -70,7 +70,7 @@ func (s *anthropicStream) blockStart(index int64, b anthropic.ContentBlockStartE
 	i := s.a.startBlock(c)
 	s.blocks[index] = i
 	if c.Type == agent.ContentToolCall {
-		s.a.partialJSON[i] = ""
+		s.a.setArgs(i, "")
 	}
 }
 

@@ -19,7 +19,17 @@ func TestParseStreamingJSON(t *testing.T) {
 		{`{"a": [1, 2, {"c": tr`, `{"a":[1,2,{"c":true}]}`},
 		{`{"a": nul`, `{"a":null}`},
 		{`{"a": -`, `{}`},
-		{`{"a": 1.`, `{"a":1}`},
+		// partial-json (pi-ai's) keeps what precedes a truncated number's
+		// last "e" when it is a number, and drops the member otherwise.
+		{`{"a": 1.`, `{}`},
+		{`{"b": 2, "a": 1.`, `{"b":2}`},
+		{`{"b": {"a": 1.`, `{"b":{}}`},
+		{`{"a": [1.`, `{"a":[]}`},
+		{`{"a": 1e`, `{"a":1}`},
+		{`{"a": 1E+`, `{}`},
+		{`{"a": -0.`, `{}`},
+		{`{"a": 1.5e-`, `{"a":1.5}`},
+		{`{"a": -1`, `{"a":-1}`},
 		{`{"a": {"b": [`, `{"a":{"b":[]}}`},
 		{`{"path": "C:\dir\sub"}`, `{"path":"C:\\dir\\sub"}`},
 		{"{\"text\": \"line1\nline2\"}", `{"text":"line1\nline2"}`},

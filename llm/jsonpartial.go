@@ -187,16 +187,19 @@ func (p *partialParser) number() (any, bool) {
 		p.i++
 	}
 	tok := p.s[start:p.i]
-	for tok != "" {
-		var f float64
-		if json.Unmarshal([]byte(tok), &f) == nil {
-			return f, true
-		}
-		if !p.eof() {
-			p.bad = true
-			return nil, false
-		}
-		tok = tok[:len(tok)-1]
+	var f float64
+	if json.Unmarshal([]byte(tok), &f) == nil {
+		return f, true
+	}
+	if !p.eof() {
+		p.bad = true
+		return nil, false
+	}
+	// A number cut by the end of the document: partial-json (pi-ai's)
+	// keeps what precedes its last "e" when that is a number ("1e" is 1,
+	// "1.5e-" 1.5) and drops the member otherwise ("1.", "1E+", "-").
+	if i := strings.LastIndexByte(tok, 'e'); i > 0 && json.Unmarshal([]byte(tok[:i]), &f) == nil {
+		return f, true
 	}
 	return nil, false
 }

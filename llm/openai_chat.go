@@ -18,7 +18,8 @@ import (
 func (m *openAIModel) streamChat(ctx context.Context, req Request, emit func(agent.StreamEvent)) (agent.Message, error) {
 	a := newAssembler(APIOpenAICompletions, m.p.cfg.Name, m.id, m.info.price, emit)
 	var failure failedResponse
-	stream := m.p.chat.NewStreaming(ctx, m.chatRequest(req), option.WithMiddleware(captureFailure(&failure)))
+	var done doneWatch
+	stream := m.p.chat.NewStreaming(ctx, m.chatRequest(req), option.WithMiddleware(captureFailure(&failure), watchDone(&done)))
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		return m.failed(ctx, a, err, &failure)
@@ -34,9 +35,10 @@ func (m *openAIModel) streamChat(ctx context.Context, req Request, emit func(age
 	if aborted(ctx) {
 		return a.aborted(), nil
 	}
-	if !s.finished {
-		// pi takes a stream without a finish_reason for a complete one; a
-		// connection closed early looks just like that, so retry instead.
+	if !s.finished && !done.seen {
+		// pi takes a stream without a finish_reason for a complete one;
+		// one that did not reach [DONE] was cut, so retry instead
+		// (openai_chat_done.go).
 		return m.failed(ctx, a, errStreamCut, nil)
 	}
 	return s.finish(), nil

@@ -105,7 +105,7 @@ func (s *chatStream) toolCallDelta(tc openai.ChatCompletionChunkChoiceDeltaToolC
 	}
 	if !ok {
 		i = s.a.startBlock(agent.ToolCall(tc.ID, tc.Function.Name, map[string]any{}))
-		s.a.partialJSON[i] = ""
+		s.a.setArgs(i, "")
 	}
 	if hasIndex {
 		s.toolsByIndex[tc.Index] = i

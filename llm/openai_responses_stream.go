@@ -116,20 +116,20 @@ func (s *responsesStream) itemAdded(item responses.ResponseOutputItemUnion) {
 	s.item, s.parts = item.Type, nil
 	s.block = s.a.startBlock(c)
 	if c.Type == agent.ContentToolCall {
-		s.a.partialJSON[s.block] = item.Arguments.OfString
+		s.a.setArgs(s.block, item.Arguments.OfString)
 	}
 }
 
 // argumentsDone takes the complete arguments; the part not yet streamed is
 // emitted as a last delta.
 func (s *responsesStream) argumentsDone(full string) {
-	prev := s.a.partialJSON[s.block]
+	prev := s.a.argsText(s.block)
 	if rest, ok := strings.CutPrefix(full, prev); ok && rest != "" {
 		s.a.toolDelta(s.block, rest)
 		return
 	}
-	s.a.partialJSON[s.block] = full
-	s.a.msg.Content[s.block].Arguments = parseStreamingJSON(full)
+	s.a.setArgs(s.block, full)
+	s.a.parseArgs(s.block)
 }
 
 // itemDone closes the open block with the item's final form: the reasoning
@@ -155,8 +155,8 @@ func (s *responsesStream) itemDone(item responses.ResponseOutputItemUnion) {
 		c.Text = text.String()
 		c.TextSignature = encodeTextSignature(item.ID, string(item.Phase))
 	case item.Type == "function_call" && s.open(agent.ContentToolCall, "function_call"):
-		if s.a.partialJSON[s.block] == "" {
-			s.a.partialJSON[s.block] = orDefault(item.Arguments.OfString, "{}")
+		if s.a.argsText(s.block) == "" {
+			s.a.setArgs(s.block, orDefault(item.Arguments.OfString, "{}"))
 		}
 	default:
 		return

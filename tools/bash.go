@@ -177,6 +177,7 @@ func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	call.EmitUpdate(agent.ToolResult{Content: []agent.Content{}})
 	stopUpdates := t.streamUpdates(call, out)
 	res, err := t.run(ctx, p.Command, call, timeout, out)
+	out.finish() // every write is in: run waits for the reader
 	stopUpdates()
 	if err != nil {
 		if IsFault(err) {

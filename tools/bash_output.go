@@ -5,23 +5,27 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
 // bashOutput collects a command's output with bounded memory (pi's
 // OutputAccumulator): a rolling tail for display, counters for the notices,
-// and, once the output outgrows the limits, a file holding all of it.
+// and, once the output outgrows the limits, a file holding all of it. As in
+// pi, the tail and the counters are of the output decoded as UTF-8 (each
+// ill-formed sequence one U+FFFD, three bytes), the file of the command's
+// own bytes.
 type bashOutput struct {
 	mu          sync.Mutex
 	saved       *SavedOutputs
 	scope       string // the run the full output belongs to
-	tail        []byte
-	tailAtStart bool // tail begins at a line start
-	total       int
+	dec         utf8Decoder
+	tail        []byte // decoded
+	tailAtStart bool   // tail begins at a line start
+	raw         int    // bytes the command wrote
+	total       int    // bytes decoded
 	lines       int
-	lastLine    int // bytes since the last newline
+	lastLine    int // decoded bytes since the last newline
 	pending     []byte
 	file        *os.File
 	path        string
@@ -65,6 +69,36 @@ func (o *bashOutput) Write(b []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.dirty = true
+	o.raw += len(b)
+	o.appendDecoded(o.dec.decode(nil, b))
+	switch {
+	case o.file != nil:
+		o.writeFile(b)
+	case o.path != "":
+		// The file could not be made; the notice says so, keep nothing more.
+	default:
+		o.pending = append(o.pending, b...)
+		if o.needsFile() {
+			o.persist()
+		}
+	}
+}
+
+// finish decodes what the command left incomplete at its end.
+func (o *bashOutput) finish() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if text := o.dec.flush(nil); len(text) > 0 {
+		o.dirty = true
+		o.appendDecoded(text)
+	}
+}
+
+// appendDecoded counts decoded text and keeps its tail.
+func (o *bashOutput) appendDecoded(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	o.total += len(b)
 	if nl := bytes.Count(b, []byte{'\n'}); nl > 0 {
 		o.lines += nl
@@ -81,21 +115,18 @@ func (o *bashOutput) Write(b []byte) {
 		o.tailAtStart = o.tail[cut-1] == '\n'
 		o.tail = slices.Clone(o.tail[cut:])
 	}
-	switch {
-	case o.file != nil:
-		o.writeFile(b)
-	case o.path != "":
-		// The file could not be made; the notice says so, keep nothing more.
-	default:
-		o.pending = append(o.pending, b...)
-		if o.truncated() {
-			o.persist()
-		}
-	}
 }
 
+// truncated says whether the output is over the limits, in decoded bytes
+// (pi's snapshot).
 func (o *bashOutput) truncated() bool {
 	return o.total > DefaultMaxBytes || o.lines > DefaultMaxLines
+}
+
+// needsFile says whether the full output must be kept in a file: over the
+// limits in the command's bytes or in decoded ones (pi's shouldUseTempFile).
+func (o *bashOutput) needsFile() bool {
+	return o.raw > DefaultMaxBytes || o.truncated()
 }
 
 // persist opens the full-output file and writes what was held back.
@@ -125,7 +156,7 @@ func (o *bashOutput) snapshot() (Truncation, string) {
 			text = text[i+1:]
 		}
 	}
-	tr := TruncateTail(strings.ToValidUTF8(string(text), "\uFFFD"), DefaultMaxLines, DefaultMaxBytes)
+	tr := TruncateTail(string(text), DefaultMaxLines, DefaultMaxBytes)
 	tr.TotalLines, tr.TotalBytes = o.lines, o.total
 	tr.Truncated = o.truncated()
 	if !tr.Truncated {

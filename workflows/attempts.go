@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"strconv"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/activities"
@@ -29,12 +31,13 @@ func (l *loop) keepsAttempt(q activities.ToolQueue) bool {
 	if q.Attempt == 0 || q.ToolCallID == "" {
 		return true
 	}
-	latest := l.queuedAttempt[q.ToolCallID]
+	key := attemptKey(q.ToolCallID, q.Position)
+	latest := l.queuedAttempt[key]
 	if q.Attempt == latest {
 		return true
 	}
 	if latest == 0 {
-		l.queuedAttempt[q.ToolCallID] = q.Attempt
+		l.queuedAttempt[key] = q.Attempt
 		return true
 	}
 	// Only a retried call gets here, so only its history gets the marker.
@@ -47,24 +50,35 @@ func (l *loop) keepsAttempt(q activities.ToolQueue) bool {
 			"Attempt", q.Attempt, "Latest", latest)
 		return false
 	}
-	l.queuedAttempt[q.ToolCallID] = q.Attempt
-	dropped := l.steering.dropEarlierAttempts(q.ToolCallID, q.Attempt) +
-		l.followUps.dropEarlierAttempts(q.ToolCallID, q.Attempt)
+	l.queuedAttempt[key] = q.Attempt
+	dropped := l.steering.dropEarlierAttempts(key, q.Attempt) +
+		l.followUps.dropEarlierAttempts(key, q.Attempt)
 	if l.batch != nil {
-		dropped += l.batch.dropEarlierAttempts(q.ToolCallID, q.Attempt)
+		dropped += l.batch.dropEarlierAttempts(key, q.Attempt)
 	}
 	log.Info("A retried tool call queued a message: dropped its earlier attempts' messages", "ToolCallID", q.ToolCallID,
 		"Attempt", q.Attempt, "Dropped", dropped)
 	return true
 }
 
+// attemptKey names a call in queuedAttempt and in the queues' records of
+// who queued what: its id, with its position when the signal carries one,
+// since calls of one message may share an id (toolbatch.go, runningCall).
+// Signals sent before positions existed name the call by id alone, as then.
+func attemptKey(id string, pos int) string {
+	if pos == 0 {
+		return id
+	}
+	return strconv.Itoa(pos) + "\x00" + id
+}
+
 // dropEarlierAttempts removes the held messages an earlier attempt of the
-// call queued.
-func (b *batch) dropEarlierAttempts(callID string, attempt int32) int {
+// call (its attemptKey) queued.
+func (b *batch) dropEarlierAttempts(key string, attempt int32) int {
 	dropped := 0
 	held := b.held[:0]
 	for _, h := range b.held {
-		if q := h.queued; q != nil && q.ToolCallID == callID && q.Attempt > 0 && q.Attempt < attempt {
+		if q := h.queued; q != nil && attemptKey(q.ToolCallID, q.Position) == key && q.Attempt > 0 && q.Attempt < attempt {
 			dropped++
 			continue
 		}

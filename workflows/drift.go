@@ -136,7 +136,7 @@ func (l *loop) executeAfter(ctx workflow.Context, c *chain, delay time.Duration)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		// An abort ends the wait: the call then runs with it, as pi's do.
 		_ = workflow.NewTimer(l.activityCtx(), delay).Get(gctx, nil)
-		set.Chain(l.startExecute(c.call, c.args))
+		set.Chain(l.startExecute(c.call, c.index+1, c.args))
 	})
 	return f
 }

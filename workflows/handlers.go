@@ -240,16 +240,17 @@ func (l *loop) drainSignals(ctx workflow.Context) {
 // Updates for a call that has ended are dropped, as pi drops late onUpdate
 // calls.
 func (l *loop) toolUpdate(u activities.ToolUpdate) {
-	if !l.isPending(u.ToolCallID) {
+	call := l.running(u.ToolCallID, u.Position)
+	if call == nil {
 		return
 	}
 	for i := range u.Results {
 		r := u.Results[i]
 		e := agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: u.ToolCallID,
-			ToolName: l.toolNameOf(u.ToolCallID), Args: l.rawArgs[u.ToolCallID], PartialResult: &r}
+			ToolName: call.call.Name, Args: call.call.Arguments, PartialResult: &r}
 		c := (*chain)(nil)
 		if l.batch != nil {
-			c = l.batch.chainOf(u.ToolCallID)
+			c = l.batch.chainOf(u.ToolCallID, call.pos)
 		}
 		if c == nil {
 			l.emit(e)
@@ -273,7 +274,7 @@ func (l *loop) toolQueued(q activities.ToolQueue) {
 		return
 	}
 	if l.batch != nil && q.ToolCallID != "" {
-		if c := l.batch.chainOf(q.ToolCallID); c != nil {
+		if c := l.batch.chainOf(q.ToolCallID, q.Position); c != nil {
 			at := q.Offset.Milliseconds()
 			c.progress = max(c.progress, at)
 			l.batch.hold(heldEvent{at: at, index: c.index, queued: &q})
@@ -284,7 +285,7 @@ func (l *loop) toolQueued(q activities.ToolQueue) {
 }
 
 func (l *loop) queueFromTool(q activities.ToolQueue) {
-	from := toolAttempt{callID: q.ToolCallID, attempt: q.Attempt}
+	from := toolAttempt{callID: attemptKey(q.ToolCallID, q.Position), attempt: q.Attempt}
 	if q.FollowUp {
 		l.followUps.pushFrom(q.Message, from)
 	} else {
@@ -296,7 +297,7 @@ func (l *loop) state() RunState {
 	return RunState{
 		Status:           l.status,
 		Turn:             l.turn,
-		PendingToolCalls: append([]string{}, l.pending...),
+		PendingToolCalls: l.pendingIDs(),
 		Steering:         append([]agent.Message{}, l.steering.items...),
 		FollowUps:        append([]agent.Message{}, l.followUps.items...),
 		Aborted:          l.aborted,

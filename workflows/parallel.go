@@ -105,7 +105,7 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 	l.batch = b
 	defer func() { l.batch = nil }()
 	for _, c := range b.chains {
-		c.exec = l.startExecute(c.call, c.args)
+		c.exec = l.startExecute(c.call, c.index+1, c.args)
 	}
 
 	// The release timer wakes the workflow when a held event becomes due
@@ -162,7 +162,7 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 			out, ok = executeResult(ctx, c.exec)
 			c.exec = nil
 			if !ok {
-				c.exec = l.startExecute(c.call, c.args)
+				c.exec = l.startExecute(c.call, c.index+1, c.args)
 				return
 			}
 			l.recordUpdates(&out)
@@ -220,10 +220,11 @@ func (b *batch) hold(e heldEvent) {
 	b.held = append(b.held, e)
 }
 
-// chainOf returns the chain of a tool call in the batch.
-func (b *batch) chainOf(id string) *chain {
+// chainOf returns the chain of a tool call in the batch, by id and
+// position (running in toolbatch.go).
+func (b *batch) chainOf(id string, pos int) *chain {
 	for _, c := range b.chains {
-		if c.call.ID == id {
+		if c.call.ID == id && (pos == 0 || c.index+1 == pos) {
 			return c
 		}
 	}
@@ -247,7 +248,7 @@ func (l *loop) release(ctx workflow.Context) time.Time {
 		n++
 		switch {
 		case h.end:
-			l.endCall(*h.chain.done)
+			l.endCall(h.chain.index+1, *h.chain.done)
 		case h.queued != nil:
 			l.queueFromTool(*h.queued)
 		default:

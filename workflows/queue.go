@@ -24,7 +24,8 @@ type queue struct {
 	from []toolAttempt
 }
 
-// toolAttempt is one attempt of a tool call's execute activity.
+// toolAttempt is one attempt of a tool call's execute activity; callID is
+// the call's attemptKey.
 type toolAttempt struct {
 	callID  string
 	attempt int32

@@ -53,8 +53,9 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 	return out
 }
 
-// startExecute schedules the ExecuteToolCall activity for a prepared call.
-func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Future {
+// startExecute schedules the ExecuteToolCall activity for a prepared call,
+// at position pos among its message's tool calls.
+func (l *loop) startExecute(call agent.Content, pos int, args map[string]any) workflow.Future {
 	info := l.tools[call.Name]
 	opts := workflow.ActivityOptions{
 		TaskQueue:           l.toolQueue(call.Name),
@@ -90,6 +91,7 @@ func (l *loop) startExecute(call agent.Content, args map[string]any) workflow.Fu
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(l.activityCtx(), opts), a.ExecuteToolCall,
 		activities.ExecuteInput{
 			ToolCallID: call.ID,
+			Position:   pos,
 			ToolName:   call.Name,
 			Args:       args,
 			Workspace:  l.cfg.Workspace,
@@ -149,11 +151,11 @@ func (l *loop) toolQueue(name string) string {
 }
 
 // execute runs a prepared call to its result.
-func (l *loop) execute(ctx workflow.Context, call agent.Content, args map[string]any) activities.ExecuteOutput {
+func (l *loop) execute(ctx workflow.Context, call agent.Content, pos int, args map[string]any) activities.ExecuteOutput {
 	var drift driftWait
 	for {
 		l.rehost(ctx)
-		f := l.startExecute(call, args)
+		f := l.startExecute(call, pos, args)
 		l.wait(ctx, f)
 		if out, gone := l.hostUnavailable(call.Name, f.Get(ctx, nil)); gone {
 			return out

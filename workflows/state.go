@@ -81,8 +81,7 @@ type loop struct {
 	status      string
 	turn        int
 	normalTurns int
-	pending     []string // tool calls started and not yet ended, in call order
-	rawArgs     map[string]map[string]any
+	pending     []runningCall // tool calls started and not yet ended, in call order
 	// queuedAttempt is, per tool call, the latest attempt of its execute
 	// activity that queued a message (attempts.go).
 	queuedAttempt map[string]int32
@@ -141,7 +140,6 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 		followUps:     queue{mode: cfg.FollowUpMode},
 		events:        eventLog{first: 1},
 		status:        statusStarting,
-		rawArgs:       map[string]map[string]any{},
 		queuedAttempt: map[string]int32{},
 		approvals:     map[string]*approval{},
 		allowed:       map[string]bool{},

@@ -38,8 +38,8 @@ func (l *loop) executeToolCalls(ctx workflow.Context, calls []agent.Content) too
 func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) toolBatch {
 	var done []finalized
 	var messages []agent.Message
-	for _, call := range calls {
-		l.startCall(call)
+	for i, call := range calls {
+		l.startCall(call, i+1)
 		prep := l.prepare(ctx, call)
 		if !prep.Immediate {
 			if reason := l.needsApproval(call); reason != "" {
@@ -52,10 +52,10 @@ func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) to
 		}
 		fin := finalized{call: call, result: prep.Result, isError: prep.IsError}
 		if !prep.Immediate {
-			exec := l.execute(ctx, call, prep.Args)
+			exec := l.execute(ctx, call, i+1, prep.Args)
 			fin = l.finalize(ctx, call, prep.Args, exec.Result, exec.IsError)
 		}
-		l.endCall(fin)
+		l.endCall(i+1, fin)
 		msg := agent.ToolResultMessage(call, fin.result, fin.isError, workflow.Now(ctx).UnixMilli())
 		l.emitMessage(msg)
 		done = append(done, fin)
@@ -78,11 +78,11 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 	prepared := make([]preparedCall, 0, len(calls))
 	var asking []string
 	for i, call := range calls {
-		l.startCall(call)
+		l.startCall(call, i+1)
 		prep := l.prepare(ctx, call)
 		if prep.Immediate {
 			fin := finalized{call: call, result: prep.Result, isError: prep.IsError}
-			l.endCall(fin)
+			l.endCall(i+1, fin)
 			done[i] = &fin
 			continue
 		}
@@ -98,7 +98,7 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 		for _, p := range prepared {
 			if denied, result := l.takeApproval(p.call.ID); denied {
 				fin := finalized{call: p.call, result: result, isError: true}
-				l.endCall(fin)
+				l.endCall(p.index+1, fin)
 				done[p.index] = &fin
 				continue
 			}
@@ -133,39 +133,52 @@ func shouldTerminate(done []finalized) bool {
 	return true
 }
 
-func (l *loop) startCall(call agent.Content) {
-	l.pending = append(l.pending, call.ID)
-	l.rawArgs[call.ID] = call.Arguments
+// runningCall is a tool call between its start and its end. pos is its
+// place among its message's tool calls, from 1: a model may give two calls
+// of one message the same id (some servers number calls per message, some
+// send one id for all, some none), and pi keeps their events apart by
+// position, so partial results and queued messages find their call by id
+// and position.
+type runningCall struct {
+	call agent.Content
+	pos  int
+}
+
+func (l *loop) startCall(call agent.Content, pos int) {
+	l.pending = append(l.pending, runningCall{call: call, pos: pos})
 	delete(l.queuedAttempt, call.ID)
+	delete(l.queuedAttempt, attemptKey(call.ID, pos))
 	l.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
 }
 
-func (l *loop) endCall(f finalized) {
+func (l *loop) endCall(pos int, f finalized) {
 	r := f.result
 	l.emit(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: f.call.ID, ToolName: f.call.Name, Result: &r, IsError: f.isError})
-	for i, id := range l.pending {
-		if id == f.call.ID {
+	for i, p := range l.pending {
+		if p.pos == pos && p.call.ID == f.call.ID {
 			l.pending = append(l.pending[:i], l.pending[i+1:]...)
 			break
 		}
 	}
-	delete(l.rawArgs, f.call.ID)
 }
 
-func (l *loop) isPending(id string) bool {
+// running returns the started call a signal names, or nil when it has
+// ended. Position 0 comes from an activity scheduled before positions
+// existed: the first call with the id is taken, as then.
+func (l *loop) running(id string, pos int) *runningCall {
+	for i, p := range l.pending {
+		if p.call.ID == id && (pos == 0 || p.pos == pos) {
+			return &l.pending[i]
+		}
+	}
+	return nil
+}
+
+// pendingIDs lists the ids of the started calls, in call order.
+func (l *loop) pendingIDs() []string {
+	ids := make([]string, 0, len(l.pending))
 	for _, p := range l.pending {
-		if p == id {
-			return true
-		}
+		ids = append(ids, p.call.ID)
 	}
-	return false
-}
-
-func (l *loop) toolNameOf(id string) string {
-	for _, c := range l.lastAssistant.ToolCalls() {
-		if c.ID == id {
-			return c.Name
-		}
-	}
-	return ""
+	return ids
 }
