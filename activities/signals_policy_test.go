@@ -275,4 +275,15 @@ func TestHeartbeatSchedule(t *testing.T) {
 	// An interval shorter than ToolProgressInterval keeps its pace.
 	short := 50 * time.Millisecond
 	require.Equal(t, last.Add(short), h.due(start, last, short))
+
+	// With the liveness interval (half a 30 s heartbeat timeout), watched
+	// news waits at most firstWatchedHeartbeat: a watcher sees a tool's
+	// first lines within a second, not after 15 s. (With the first
+	// heartbeat one liveness interval after the start, `starter run`
+	// showed a 60 s command's output only when it ended, and Ctrl-C tests
+	// waited for it.)
+	liveness := 15 * time.Second
+	require.Equal(t, start.Add(firstWatchedHeartbeat), h.due(start, start, liveness))
+	h.dirty = false
+	require.Equal(t, start.Add(liveness), h.due(start, start, liveness), "no news: liveness only")
 }

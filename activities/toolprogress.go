@@ -33,6 +33,11 @@ const (
 	// a heartbeat carries it, and the shortest time between two heartbeats
 	// carrying news.
 	ToolProgressInterval = 100 * time.Millisecond
+	// firstWatchedHeartbeat is the longest news waits for a call's first
+	// heartbeat while someone watches: the liveness interval (half the
+	// heartbeat timeout, 15 s) would hide a command's first lines from
+	// its watcher that long, while a call done within it costs none.
+	firstWatchedHeartbeat = time.Second
 	// liveToolBytes bounds the partial result a heartbeat carries: the
 	// last liveToolBytes of its text, and images and details only while
 	// they fit. Heartbeat details share Temporal's 2 MB payload limit, and
@@ -75,8 +80,8 @@ type toolHeartbeat struct {
 // startToolHeartbeat heartbeats until close is called: every
 // ToolProgressInterval while there is news someone watches, else once per
 // half the call's heartbeat timeout (HeartbeatInterval overrides it). The
-// first heartbeat waits one interval, so a tool done by then costs no
-// heartbeat RPC. The returned context is cancelled when the run's history
+// first heartbeat waits one interval, or firstWatchedHeartbeat for news
+// someone watches, so a tool done by then costs no heartbeat RPC. The returned context is cancelled when the run's history
 // or the server's answer to a heartbeat says that the attempt must stop
 // (abort, a run that ended, an attempt that timed out); the tool runs
 // under it.
@@ -177,7 +182,7 @@ func (h *toolHeartbeat) due(start, last time.Time, interval time.Duration) time.
 	h.mu.Unlock()
 	if dirty && h.watch.now() {
 		news := last.Add(ToolProgressInterval)
-		if first := start.Add(interval); news.Before(first) {
+		if first := start.Add(min(interval, firstWatchedHeartbeat)); news.Before(first) {
 			news = first
 		}
 		if news.Before(next) {
