@@ -151,8 +151,12 @@ func TestSessionOnAWindowedModelNeverFails(t *testing.T) {
 	ended := make(chan agent.Event, 1)
 	var mu sync.Mutex
 	failed, compactions := 0, 0
+	// A watch that ends early (an error) fails the test at once, with its
+	// error, rather than leave it waiting for an agent_end that never
+	// comes (seen once under CPU burners: 12 minutes without a word).
+	watchEnded := make(chan error, 1)
 	go func() {
-		_ = agentclient.Watch(ctx, r.c, run.GetID(), "", agentclient.WatchOptions{Store: testenv.Store(t)}, func(e agent.Event) {
+		watchEnded <- agentclient.Watch(ctx, r.c, run.GetID(), "", agentclient.WatchOptions{Store: testenv.Store(t)}, func(e agent.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch e.Type {
@@ -177,6 +181,8 @@ func TestSessionOnAWindowedModelNeverFails(t *testing.T) {
 		case e := <-ended:
 			last := e.Messages[len(e.Messages)-1]
 			require.Equal(t, "done: "+p, agent.TextOf(last.Content), "prompt %d (%s)", i, last.ErrorMessage)
+		case err := <-watchEnded:
+			t.Fatalf("prompt %d: the watch ended: %v", i, err)
 		case <-ctx.Done():
 			t.Fatalf("prompt %d not answered", i)
 		}
