@@ -40,7 +40,7 @@ func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, reason 
 	}
 	l.approvals[call.ID] = a
 	l.approvalOrder = append(l.approvalOrder, call.ID)
-	l.emit(agent.Event{Type: agent.EventApprovalRequest, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Approval: info})
+	l.emit(agent.Event{Type: agent.EventApprovalRequest, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, RawArgs: call.RawArguments, Approval: info})
 }
 
 // awaitApprovals waits until every named call is decided: by a person, by

@@ -148,7 +148,7 @@ func (l *loop) startCall(call agent.Content, pos int) {
 	l.pending = append(l.pending, runningCall{call: call, pos: pos})
 	delete(l.queuedAttempt, call.ID)
 	delete(l.queuedAttempt, attemptKey(call.ID, pos))
-	l.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
+	l.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, RawArgs: call.RawArguments})
 }
 
 func (l *loop) endCall(pos int, f finalized) {
