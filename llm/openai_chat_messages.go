@@ -118,13 +118,6 @@ func chatAssistant(content []agent.Content) (*openai.ChatCompletionAssistantMess
 	return a, true
 }
 
-func orEmpty(args map[string]any) map[string]any {
-	if args == nil {
-		return map[string]any{}
-	}
-	return args
-}
-
 // chatToolResults sends each result as a tool message with its text; tool
 // messages cannot carry images, so those follow in one user message.
 func (m *openAIModel) chatToolResults(results []agent.Message) []openai.ChatCompletionMessageParamUnion {
