@@ -100,6 +100,11 @@ func TestConformanceUnderLoad(t *testing.T) {
 	runs := 0
 	conformance.RunRepeated(context.Background(), c, cases, *loadReps, 8, func(o conformance.Outcome) {
 		runs++
+		if o.Retries > 0 {
+			// A run the server failed is run again after 15 s, then 30 s:
+			// say so, since it is what makes a load run slow.
+			t.Logf("%s, repetition %d: run again %d time(s) after the server failed it: %v", o.Case, o.Repetition, o.Retries, o.RetriedFor)
+		}
 		switch {
 		case o.Err != nil:
 			t.Errorf("%s, repetition %d: %v", o.Case, o.Repetition, o.Err)
