@@ -29,7 +29,7 @@ func (q *approvals) add(p workflows.PendingApproval) {
 		return
 	}
 	for _, w := range q.waiting {
-		if w.ToolCallID == p.ToolCallID {
+		if w.ToolCallID == p.ToolCallID && w.Position == p.Position {
 			return
 		}
 	}
