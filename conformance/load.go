@@ -168,6 +168,10 @@ type Outcome struct {
 	// error of the last of them.
 	Retries    int
 	RetriedFor error
+	// Took is how long the last attempt ran: a parallel batch that runs
+	// past the run's eventOrderWindow (1 m here) may release an end before
+	// a sibling's that pi emits first, so a slow run explains such a diff.
+	Took time.Duration
 }
 
 // Failed reports whether the run differed from pi or failed.
@@ -246,7 +250,9 @@ func runOnce(ctx context.Context, c client.Client, cs Case) Outcome {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
+	began := time.Now()
 	res, err := Run(rctx, c, cs.Scenario)
+	o.Took = time.Since(began)
 	o.WorkflowID = res.WorkflowID
 	if err != nil {
 		o.Err = err
