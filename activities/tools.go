@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"time"
@@ -33,6 +34,13 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 	ctx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
 
+	if len(in.ToolCall.RawArguments) > 0 {
+		validated, err := validateNonObject(in.ToolCall, tool.Definition().Parameters)
+		if err != nil {
+			return immediate(err.Error()), nil
+		}
+		return a.beforeHooks(ctx, in, validated)
+	}
 	args := in.ToolCall.Arguments
 	if p, ok := tool.(tools.ArgumentPreparer); ok {
 		prepared, err := callSafely(func() (map[string]any, error) { return p.PrepareArguments(cloneArgs(args)) })
@@ -45,6 +53,12 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 	if err != nil {
 		return immediate(err.Error()), nil
 	}
+	return a.beforeHooks(ctx, in, validated)
+}
+
+// beforeHooks runs the run's beforeToolCall hooks in order on validated
+// arguments.
+func (a *Activities) beforeHooks(ctx context.Context, in PrepareInput, validated map[string]any) (PrepareOutput, error) {
 	run := runOf(ctx)
 	for _, name := range in.BeforeToolCall {
 		hook, ok := a.Hooks.Before(name)
@@ -66,6 +80,28 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 		}
 	}
 	return PrepareOutput{Args: validated}, nil
+}
+
+// validateNonObject validates arguments that are valid JSON but not an
+// object as pi does: with the value as received, so a tool whose schema
+// wants an object fails with pi's "Validation failed" text even when it
+// requires no field. pi would give a tool whose schema accepts such a
+// value that value, and would pass it to prepareArguments first; a tool
+// here takes an object (tools.Tool), so such a call ends with an error
+// that says so, and prepareArguments is not called.
+func validateNonObject(call agent.Content, schema json.RawMessage) (map[string]any, error) {
+	var v any
+	if err := json.Unmarshal(call.RawArguments, &v); err != nil {
+		return nil, fmt.Errorf("tool %q: arguments: %w", call.Name, err)
+	}
+	validated, err := tools.ValidateValue(call.Name, schema, v)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := validated.(map[string]any); ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("tool %q takes its arguments as a JSON object, got %s", call.Name, call.RawArguments)
 }
 
 func immediate(text string) PrepareOutput {

@@ -47,6 +47,10 @@ type ApprovalInfo struct {
 	Decision string `json:"decision,omitempty"`
 	// Deadline is when silence becomes a block, Unix milliseconds.
 	Deadline int64 `json:"deadline,omitempty"`
+	// Position is the call's position in its message, from 1, set only
+	// when another call of the message has the same id: an approval of such
+	// a call while both wait must name it (not a pi field).
+	Position int `json:"position,omitempty"`
 }
 
 // Approval event types.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -38,10 +39,28 @@ type Content struct {
 	Name             string         `json:"name,omitempty"`
 	Arguments        map[string]any `json:"arguments,omitempty"`
 	ThoughtSignature string         `json:"thoughtSignature,omitempty"`
+	// RawArguments holds arguments that are valid JSON but not an object
+	// (an array, a string, a number, null), as the model sent them; only
+	// such calls carry it, and Arguments is then nil. pi keeps the value
+	// and fails the call's validation with it; it is written back as the
+	// block's "arguments", so a normal call's JSON is unchanged.
+	RawArguments json.RawMessage `json:"-"`
 
 	// Blob, when set, makes this block a stub for the block stored under
 	// it (see BlobRef); only Type is kept beside it.
 	Blob *BlobRef `json:"$blob,omitempty"`
+}
+
+// ArgumentsValue is a tool call's arguments as JSON has them: RawArguments
+// when the call carries them, else the object (empty when nil).
+func (c Content) ArgumentsValue() any {
+	if len(c.RawArguments) > 0 {
+		return c.RawArguments
+	}
+	if c.Arguments == nil {
+		return map[string]any{}
+	}
+	return c.Arguments
 }
 
 // Text returns a text block.
@@ -89,6 +108,55 @@ type toolCallJSON struct {
 	ThoughtSignature string         `json:"thoughtSignature,omitempty"`
 }
 
+type rawToolCallJSON struct {
+	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	Name             string          `json:"name"`
+	Arguments        json.RawMessage `json:"arguments"`
+	ThoughtSignature string          `json:"thoughtSignature,omitempty"`
+}
+
+// UnmarshalJSON reads a tool call's arguments that are not an object into
+// RawArguments (see there); everything else as the fields say.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	type plain Content
+	var raw struct {
+		*plain
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	raw.plain = (*plain)(c)
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	args, rawArgs, err := SplitArguments(raw.Arguments)
+	if err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	c.Arguments, c.RawArguments = args, rawArgs
+	return nil
+}
+
+// SplitArguments decodes arguments as they appear in JSON: an object (or
+// nothing) into a map, any other JSON value kept compacted as raw.
+func SplitArguments(b json.RawMessage) (map[string]any, json.RawMessage, error) {
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 {
+		return nil, nil, nil
+	}
+	if t[0] == '{' {
+		var m map[string]any
+		if err := json.Unmarshal(t, &m); err != nil {
+			return nil, nil, err
+		}
+		return m, nil, nil
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, t); err != nil {
+		return nil, nil, err
+	}
+	return nil, out.Bytes(), nil
+}
+
 // MarshalJSON writes the fields of the block's type only, with required
 // fields present even when empty (a text block always has "text").
 func (c Content) MarshalJSON() ([]byte, error) {
@@ -103,6 +171,9 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	case ContentImage:
 		return json.Marshal(imageJSON{c.Type, c.Data, c.MimeType})
 	case ContentToolCall:
+		if len(c.RawArguments) > 0 {
+			return json.Marshal(rawToolCallJSON{c.Type, c.ID, c.Name, c.RawArguments, c.ThoughtSignature})
+		}
 		args := c.Arguments
 		if args == nil {
 			args = map[string]any{}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 )
 
 // EventType names an agent event, as pi-agent-core names it.
@@ -38,12 +39,15 @@ type Event struct {
 	EarlierMessages []MessageRange `json:"earlierMessages,omitempty"`
 	ToolResults     []Message      `json:"toolResults,omitempty"`
 
-	ToolCallID    string         `json:"toolCallId,omitempty"`
-	ToolName      string         `json:"toolName,omitempty"`
-	Args          map[string]any `json:"args,omitempty"`
-	PartialResult *ToolResult    `json:"partialResult,omitempty"`
-	Result        *ToolResult    `json:"result,omitempty"`
-	IsError       bool           `json:"isError,omitempty"`
+	ToolCallID string         `json:"toolCallId,omitempty"`
+	ToolName   string         `json:"toolName,omitempty"`
+	Args       map[string]any `json:"args,omitempty"`
+	// RawArgs is a call's Content.RawArguments: arguments that are valid
+	// JSON but not an object, written as "args" in their place.
+	RawArgs       json.RawMessage `json:"-"`
+	PartialResult *ToolResult     `json:"partialResult,omitempty"`
+	Result        *ToolResult     `json:"result,omitempty"`
+	IsError       bool            `json:"isError,omitempty"`
 
 	// AssistantMessageEvent is the provider's stream event of a message_update.
 	AssistantMessageEvent *StreamEvent `json:"assistantMessageEvent,omitempty"`
@@ -60,14 +64,35 @@ type Event struct {
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }
 
+// UnmarshalJSON reads "args" that are not an object into RawArgs.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var raw struct {
+		*plain
+		Args json.RawMessage `json:"args"`
+	}
+	raw.plain = (*plain)(e)
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	args, rawArgs, err := SplitArguments(raw.Args)
+	if err != nil {
+		return fmt.Errorf("args: %w", err)
+	}
+	e.Args, e.RawArgs = args, rawArgs
+	return nil
+}
+
 // MarshalJSON writes the event in pi's shape for its type, plus seq.
 func (e Event) MarshalJSON() ([]byte, error) {
 	out := map[string]any{"type": e.Type}
 	if e.Seq != 0 {
 		out["seq"] = e.Seq
 	}
-	args := e.Args
-	if args == nil {
+	var args any = e.Args
+	if len(e.RawArgs) > 0 {
+		args = e.RawArgs
+	} else if e.Args == nil {
 		args = map[string]any{}
 	}
 	switch e.Type {

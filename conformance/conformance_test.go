@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/conformance"
@@ -71,7 +73,7 @@ func runScenarios(t *testing.T, dir string) {
 // that its load stays off the other tests' server. Its burners would
 // slow the timing of every other package's tests running beside it, so
 // it runs alone: scripts/test runs it with AGENTLOOP_LOAD_CONFORMANCE=1
-// after the other tests, once (138 runs; `go run ./conformance/cmd/loadrun
+// after the other tests, once (139 runs; `go run ./conformance/cmd/loadrun
 // -n 20` is the long run), which the test command's 15 minutes afford.
 func TestConformanceUnderLoad(t *testing.T) {
 	if testing.Short() || os.Getenv("AGENTLOOP_LOAD_CONFORMANCE") == "" {
@@ -100,11 +102,17 @@ func TestConformanceUnderLoad(t *testing.T) {
 	runs := 0
 	conformance.RunRepeated(context.Background(), c, cases, *loadReps, 8, func(o conformance.Outcome) {
 		runs++
+		if o.Retries > 0 {
+			// A run the server failed is run again after 15 s, then 30 s:
+			// say so, since it is what makes a load run slow.
+			t.Logf("%s, repetition %d: run again %d time(s) after the server failed it: %v", o.Case, o.Repetition, o.Retries, o.RetriedFor)
+		}
 		switch {
 		case o.Err != nil:
 			t.Errorf("%s, repetition %d: %v", o.Case, o.Repetition, o.Err)
 		case o.Diff != "":
-			t.Errorf("%s, repetition %d (workflow %s): %s", o.Case, o.Repetition, o.WorkflowID, o.Diff)
+			t.Errorf("%s, repetition %d (workflow %s, %s; %s): %s", o.Case, o.Repetition, o.WorkflowID,
+				o.Took.Round(time.Millisecond), activityTimes(c, o.WorkflowID), o.Diff)
 		}
 	})
 	t.Logf("%d runs, %d burners on %d cores", runs, *loadBurn, runtime.NumCPU())
@@ -131,4 +139,44 @@ func TestTestdataMatchesShared(t *testing.T) {
 			require.Equal(t, string(a), string(b), f)
 		}
 	}
+}
+
+// activityTimes sums up a run's activities from its history, for a run
+// that differed under load: how many, the slowest from scheduled to
+// closed, how many ran more than one attempt, and how many timed out or
+// failed for good (a parallel batch whose call closes more than the 1 m
+// eventOrderWindow after the batch began may end out of pi's order;
+// docs/parallel-order.md).
+func activityTimes(c client.Client, workflowID string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	scheduled := map[int64]time.Time{}
+	var n, retried, timedOut, failed int
+	var slowest time.Duration
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return "history: " + err.Error()
+		}
+		at := e.GetEventTime().AsTime()
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled[e.GetEventId()] = at
+			n++
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			if e.GetActivityTaskStartedEventAttributes().GetAttempt() > 1 {
+				retried++
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			slowest = max(slowest, at.Sub(scheduled[e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]))
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			timedOut++
+			slowest = max(slowest, at.Sub(scheduled[e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()]))
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			failed++
+		}
+	}
+	return fmt.Sprintf("%d activities, slowest %s from scheduled to closed, %d retried, %d timed out, %d failed",
+		n, slowest.Round(time.Millisecond), retried, timedOut, failed)
 }

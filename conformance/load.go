@@ -164,8 +164,14 @@ type Outcome struct {
 	Diff       string
 	Err        error
 	WorkflowID string
-	// Retries counts earlier attempts the server failed.
-	Retries int
+	// Retries counts earlier attempts the server failed; RetriedFor is the
+	// error of the last of them.
+	Retries    int
+	RetriedFor error
+	// Took is how long the last attempt ran: a parallel batch that runs
+	// past the run's eventOrderWindow (1 m here) may release an end before
+	// a sibling's that pi emits first, so a slow run explains such a diff.
+	Took time.Duration
 }
 
 // Failed reports whether the run differed from pi or failed.
@@ -216,8 +222,10 @@ func RunRepeated(ctx context.Context, c client.Client, cases []Case, reps, paral
 // those.
 func runOne(ctx context.Context, c client.Client, cs Case) Outcome {
 	var o Outcome
+	var last error
 	for try := 0; try < 3; try++ {
 		if try > 0 {
+			last = o.Err
 			// The dev server at load 30 answered "Namespace default is
 			// not found" for a while, then served the namespace again.
 			select {
@@ -226,7 +234,7 @@ func runOne(ctx context.Context, c client.Client, cs Case) Outcome {
 			}
 		}
 		o = runOnce(ctx, c, cs)
-		o.Retries = try
+		o.Retries, o.RetriedFor = try, last
 		if o.Err == nil || ctx.Err() != nil {
 			break
 		}
@@ -242,7 +250,9 @@ func runOnce(ctx context.Context, c client.Client, cs Case) Outcome {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
+	began := time.Now()
 	res, err := Run(rctx, c, cs.Scenario)
+	o.Took = time.Since(began)
 	o.WorkflowID = res.WorkflowID
 	if err != nil {
 		o.Err = err

@@ -19,10 +19,7 @@ const validationPrefix = "Validation failed for tool"
 // NormalizeEvent returns the normalized form of an event as a JSON value, or
 // nil for events that are not compared.
 func NormalizeEvent(e agent.Event) map[string]any {
-	args := map[string]any(e.Args)
-	if args == nil {
-		args = map[string]any{}
-	}
+	args := normArgs(e.Args, e.RawArgs)
 	switch e.Type {
 	case agent.EventAgentStart, agent.EventTurnStart:
 		return map[string]any{"type": string(e.Type)}
@@ -61,6 +58,21 @@ func normText(s string) string {
 	return s
 }
 
+// normArgs is pi's `args ?? {}`: arguments that are not an object are
+// kept as they are, except null.
+func normArgs(args map[string]any, raw json.RawMessage) any {
+	if len(raw) > 0 {
+		var v any
+		if json.Unmarshal(raw, &v) == nil && v != nil {
+			return v
+		}
+	}
+	if args == nil {
+		return map[string]any{}
+	}
+	return args
+}
+
 func normContent(content []agent.Content) []any {
 	out := make([]any, 0, len(content))
 	for _, b := range content {
@@ -70,11 +82,7 @@ func normContent(content []agent.Content) []any {
 		case agent.ContentThinking:
 			out = append(out, map[string]any{"type": b.Type, "thinking": b.Thinking})
 		case agent.ContentToolCall:
-			args := map[string]any(b.Arguments)
-			if args == nil {
-				args = map[string]any{}
-			}
-			out = append(out, map[string]any{"type": b.Type, "id": b.ID, "name": b.Name, "arguments": args})
+			out = append(out, map[string]any{"type": b.Type, "id": b.ID, "name": b.Name, "arguments": normArgs(b.Arguments, b.RawArguments)})
 		case agent.ContentImage:
 			out = append(out, map[string]any{"type": b.Type, "mimeType": b.MimeType, "data": b.Data})
 		default:

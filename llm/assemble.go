@@ -97,7 +97,7 @@ func (a *assembler) argsText(i int) string {
 // parseArgs sets a tool call's arguments from its text so far.
 func (a *assembler) parseArgs(i int) {
 	t := a.partialJSON[i]
-	a.msg.Content[i].Arguments = parseStreamingJSON(string(t.text))
+	setToolArguments(&a.msg.Content[i], string(t.text))
 	a.parsedBytes += len(t.text)
 	t.parsed = len(t.text)
 }
@@ -180,7 +180,7 @@ func (a *assembler) endBlock(i int) {
 		ev.Content = c.Thinking
 	default:
 		if t, ok := a.partialJSON[i]; ok {
-			c.Arguments = parseStreamingJSON(string(t.text))
+			setToolArguments(c, string(t.text))
 			delete(a.partialJSON, i)
 		}
 		call := *c
@@ -213,7 +213,7 @@ func (a *assembler) done() agent.Message {
 // errorMessage. Tool calls cut short keep the arguments parsed so far.
 func (a *assembler) fail(reason agent.StopReason, message string) agent.Message {
 	for i, t := range a.partialJSON {
-		a.msg.Content[i].Arguments = parseStreamingJSON(string(t.text))
+		setToolArguments(&a.msg.Content[i], string(t.text))
 	}
 	a.partialJSON = map[int]*toolArgs{}
 	a.msg.StopReason = reason

@@ -3,50 +3,79 @@ package llm
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/durable-agents/agentloop/agent"
 )
 
 // parseStreamingJSON turns tool-call arguments, complete or still arriving,
-// into an object, the way pi-ai's parseStreamingJson does: strict JSON first,
+// into an object: parseStreamingValue's result when it is one, else an
+// empty object.
+func parseStreamingJSON(s string) map[string]any {
+	if m, ok := parseStreamingValue(s).(map[string]any); ok {
+		return m
+	}
+	return map[string]any{}
+}
+
+// toolArguments parses a tool call's argument text as pi-ai does and
+// splits the value the way agent.Content holds it: an object as Arguments,
+// any other value (an array, a string, a number, a complete null) as
+// RawArguments, which fails the call's validation as in pi.
+func toolArguments(s string) (map[string]any, json.RawMessage) {
+	v := parseStreamingValue(s)
+	if m, ok := v.(map[string]any); ok {
+		return m, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{}, nil
+	}
+	return nil, raw
+}
+
+// setToolArguments sets c's arguments from their text (see toolArguments).
+func setToolArguments(c *agent.Content, s string) {
+	c.Arguments, c.RawArguments = toolArguments(s)
+}
+
+// parseStreamingValue is pi-ai's parseStreamingJson: strict JSON first,
 // then JSON with broken string escapes repaired, then the longest complete
 // prefix of a truncated document. Whatever fails yields an empty object, so
 // a model that writes invalid arguments never breaks the stream; the tool's
-// argument validation reports the problem to the model instead.
-func parseStreamingJSON(s string) map[string]any {
+// argument validation reports the problem to the model instead. A complete
+// document that is not an object is kept as it is (null too), as pi keeps
+// it; a truncated one that parses to null counts as an empty object.
+func parseStreamingValue(s string) any {
 	if strings.TrimSpace(s) == "" {
 		return map[string]any{}
 	}
-	if m, ok := decodeObject(s); ok {
-		return m
+	if v, ok := decodeJSON(s); ok {
+		return v
 	}
 	repaired := repairJSON(s)
-	if m, ok := decodeObject(repaired); ok {
-		return m
+	if v, ok := decodeJSON(repaired); ok {
+		return v
 	}
 	for _, candidate := range []string{s, repaired} {
 		p := partialParser{s: candidate}
 		p.space()
 		if v, ok := p.value(); ok {
-			if m, ok := v.(map[string]any); ok {
-				return m
+			if v == nil {
+				return map[string]any{}
 			}
-			return map[string]any{}
+			return v
 		}
 	}
 	return map[string]any{}
 }
 
-// decodeObject decodes a complete JSON document; a document that is valid
-// but not an object counts as no arguments.
-func decodeObject(s string) (map[string]any, bool) {
+// decodeJSON decodes a complete JSON document.
+func decodeJSON(s string) (any, bool) {
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
 		return nil, false
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return map[string]any{}, true
-	}
-	return m, true
+	return v, true
 }
 
 // repairJSON fixes what models commonly get wrong inside JSON strings: raw

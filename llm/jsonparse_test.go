@@ -65,3 +65,29 @@ func TestRepairJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestToolArgumentsNotAnObject: a complete document that is not an object
+// is kept as pi-ai's parseStreamingJson keeps it (null too), so that the
+// call fails validation with it; only a truncated one that parses to
+// nothing counts as no arguments.
+func TestToolArgumentsNotAnObject(t *testing.T) {
+	cases := []struct{ in, args, raw string }{
+		{`{"a":1}`, `{"a":1}`, ``},
+		{``, `{}`, ``},
+		{`[1,2]`, `null`, `[1,2]`},
+		{` [1, 2] `, `null`, `[1,2]`},
+		{`"x"`, `null`, `"x"`},
+		{`42`, `null`, `42`},
+		{`null`, `null`, `null`},
+		{`true`, `null`, `true`},
+		{`[1, 2`, `null`, `[1,2]`},
+		{`nul`, `{}`, ``},
+		{`not json`, `{}`, ``},
+	}
+	for _, tc := range cases {
+		args, raw := toolArguments(tc.in)
+		if got := mustJSONValue(args); got != tc.args || string(raw) != tc.raw {
+			t.Errorf("toolArguments(%q) = %s, %s; want %s, %s", tc.in, got, raw, tc.args, tc.raw)
+		}
+	}
+}

@@ -90,7 +90,7 @@ func chatAssistant(content []agent.Content) (*openai.ChatCompletionAssistantMess
 		case agent.ContentToolCall:
 			calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
 				ID:       c.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: jsonString(orEmpty(c.Arguments))},
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: jsonString(c.ArgumentsValue())},
 			}})
 			var d json.RawMessage
 			if c.ThoughtSignature != "" && json.Unmarshal([]byte(c.ThoughtSignature), &d) == nil {
@@ -116,13 +116,6 @@ func chatAssistant(content []agent.Content) (*openai.ChatCompletionAssistantMess
 		a.SetExtraFields(extra)
 	}
 	return a, true
-}
-
-func orEmpty(args map[string]any) map[string]any {
-	if args == nil {
-		return map[string]any{}
-	}
-	return args
 }
 
 // chatToolResults sends each result as a tool message with its text; tool

@@ -87,7 +87,7 @@ func (m *openAIModel) responsesAssistant(msg agent.Message, index int) []respons
 			items = append(items, responsesOutputText(c, index))
 		case agent.ContentToolCall:
 			callID, itemID, _ := strings.Cut(c.ID, "|")
-			call := &responses.ResponseFunctionToolCallParam{CallID: callID, Name: c.Name, Arguments: jsonString(orEmpty(c.Arguments))}
+			call := &responses.ResponseFunctionToolCallParam{CallID: callID, Name: c.Name, Arguments: jsonString(c.ArgumentsValue())}
 			if itemID != "" && !(otherModel && strings.HasPrefix(itemID, "fc_")) {
 				call.ID = param.NewOpt(itemID)
 			}

@@ -180,7 +180,7 @@ func (m scriptedModel) stream(ctx context.Context, final agent.Message, emit fun
 		default:
 			partial.Content = append(partial.Content, agent.Content{Type: block.Type, ID: block.ID, Name: block.Name, Arguments: map[string]any{}})
 			emit(agent.StreamEvent{Type: agent.StreamToolCallStart, ContentIndex: i, Partial: snapshot()})
-			args, _ := json.Marshal(block.Arguments)
+			args, _ := json.Marshal(block.ArgumentsValue())
 			for _, chunk := range chunks(string(args)) {
 				if !m.pause(ctx) {
 					break
@@ -241,7 +241,7 @@ func estimateUsage(req Request, m agent.Message) *agent.Usage {
 		for _, c := range msg.Content {
 			in += len(c.Text) + len(c.Thinking)
 			if c.Type == agent.ContentToolCall {
-				b, _ := json.Marshal(c.Arguments)
+				b, _ := json.Marshal(c.ArgumentsValue())
 				in += len(c.Name) + len(b)
 			}
 		}
@@ -250,7 +250,7 @@ func estimateUsage(req Request, m agent.Message) *agent.Usage {
 	for _, c := range m.Content {
 		out += len(c.Text) + len(c.Thinking)
 		if c.Type == agent.ContentToolCall {
-			b, _ := json.Marshal(c.Arguments)
+			b, _ := json.Marshal(c.ArgumentsValue())
 			out += len(c.Name) + len(b)
 		}
 	}

@@ -1118,6 +1118,36 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 		require.NotNil(t, r1)
 		require.Equal(t, "18°C and sunny in Paris", r1["content"])
 	})
+	// Arguments that are valid JSON but not an object are kept as pi-ai
+	// keeps them: the call fails validation with the value as received
+	// (before, they became {}), and the model gets the call back with them.
+	t.Run("openai chat not an object", func(t *testing.T) {
+		t.Parallel()
+		f := newFakeServer(t,
+			step{Body: chatToolCall("gpt-5-2025-08-07", "call_arr", "get_weather", chatUsage(50, 0, 10), `[1, `, `2]`)},
+			step{Body: chatText("gpt-5-2025-08-07", 80, 0, 6, "Which", " city?")})
+		rec := &calls{}
+		r := newRig(t, map[string]string{"OPENAI_API_KEY": "sk-e2e-" + randomHex(8), "OPENAI_BASE_URL": f.URL, "OPENAI_API": "completions"},
+			weatherTool(rec))
+		run := r.start(input("openai/gpt-5", "weather", "get_weather"))
+		res := r.result(run)
+		require.Len(t, res.Messages, 4)
+		call := res.Messages[1].ToolCalls()[0]
+		require.Nil(t, call.Arguments)
+		require.Equal(t, `[1,2]`, string(call.RawArguments))
+		require.Empty(t, rec.of("get_weather"), "the tool never ran")
+		want := "Validation failed for tool \"get_weather\":\n  - root: must be object\n\nReceived arguments:\n[\n  1,\n  2\n]"
+		require.True(t, res.Messages[2].IsError)
+		require.Equal(t, want, agent.TextOf(res.Messages[2].Content))
+		body := f.Requests()[1].Body
+		back := find(body["messages"], has("role", "assistant"))
+		require.NotNil(t, back)
+		fn := back["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+		require.Equal(t, `[1,2]`, fn["arguments"])
+		r1 := find(body["messages"], has("role", "tool", "tool_call_id", "call_arr"))
+		require.NotNil(t, r1)
+		require.Equal(t, want, r1["content"])
+	})
 }
 
 // ---------------------------------------------------------------------------

@@ -12,3 +12,9 @@ import (
 func ValidateArguments(toolName string, schema json.RawMessage, args map[string]any) (map[string]any, error) {
 	return typebox.Validate(toolName, schema, args)
 }
+
+// ValidateValue is ValidateArguments for arguments of any JSON value (see
+// typebox.ValidateValue); only an object comes back as a map.
+func ValidateValue(toolName string, schema json.RawMessage, args any) (any, error) {
+	return typebox.ValidateValue(toolName, schema, args)
+}

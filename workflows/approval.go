@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -13,9 +14,19 @@ import (
 // maxReasonBytes bounds a deny reason: it becomes the call's result.
 const maxReasonBytes = 64 << 10
 
+// callKey names a call of the current message: its id and its position
+// (from 1), since calls of one message may share an id.
+type callKey struct {
+	id  string
+	pos int
+}
+
 // approval is one call's wait for a person.
 type approval struct {
-	call     agent.Content
+	call agent.Content
+	// shared is set when another call of the message has the same id;
+	// events and the pending list then carry the position.
+	shared   bool
 	reason   string
 	deadline time.Time
 	decision string
@@ -31,21 +42,21 @@ func (l *loop) needsApproval(call agent.Content) string {
 }
 
 // requestApproval records a call's wait and emits approval_request.
-func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, reason string) {
-	a := &approval{call: call, reason: reason}
-	info := &agent.ApprovalInfo{Reason: reason}
+func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, key callKey, shared bool, reason string) {
+	a := &approval{call: call, shared: shared, reason: reason}
+	info := &agent.ApprovalInfo{Reason: reason, Position: a.position(key)}
 	if d := l.cfg.Approval.TimeoutDuration(); d > 0 {
 		a.deadline = workflow.Now(ctx).Add(d)
 		info.Deadline = a.deadline.UnixMilli()
 	}
-	l.approvals[call.ID] = a
-	l.approvalOrder = append(l.approvalOrder, call.ID)
-	l.emit(agent.Event{Type: agent.EventApprovalRequest, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, Approval: info})
+	l.approvals[key] = a
+	l.approvalOrder = append(l.approvalOrder, key)
+	l.emit(agent.Event{Type: agent.EventApprovalRequest, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, RawArgs: call.RawArguments, Approval: info})
 }
 
 // awaitApprovals waits until every named call is decided: by a person, by
 // its deadline, or by an abort. Decisions are emitted in call order.
-func (l *loop) awaitApprovals(ctx workflow.Context, ids []string) {
+func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 	l.setStatus(ctx, statusWaitingApproval)
 	var timer workflow.Future
 	cancelTimer := func() {}
@@ -53,8 +64,8 @@ func (l *loop) awaitApprovals(ctx workflow.Context, ids []string) {
 		now := workflow.Now(ctx)
 		var next time.Time
 		undecided := 0
-		for _, id := range ids {
-			a := l.approvals[id]
+		for _, k := range keys {
+			a := l.approvals[k]
 			switch {
 			case a.decision != "":
 			case l.aborted:
@@ -85,10 +96,10 @@ func (l *loop) awaitApprovals(ctx workflow.Context, ids []string) {
 		s.Select(ctx)
 	}
 	cancelTimer()
-	for _, id := range ids {
-		a := l.approvals[id]
-		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: id, ToolName: a.call.Name,
-			Approval: &agent.ApprovalInfo{Decision: a.decision, Reason: a.message}})
+	for _, k := range keys {
+		a := l.approvals[k]
+		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: k.id, ToolName: a.call.Name,
+			Approval: &agent.ApprovalInfo{Decision: a.decision, Reason: a.message, Position: a.position(k)}})
 	}
 	l.setStatus(ctx, statusRunning)
 }
@@ -96,11 +107,11 @@ func (l *loop) awaitApprovals(ctx workflow.Context, ids []string) {
 // takeApproval removes a decided call's wait and returns the immediate
 // result of a denial, as pi's beforeToolCall block: an error result with
 // the reason.
-func (l *loop) takeApproval(id string) (denied bool, result agent.ToolResult) {
-	a := l.approvals[id]
-	delete(l.approvals, id)
+func (l *loop) takeApproval(key callKey) (denied bool, result agent.ToolResult) {
+	a := l.approvals[key]
+	delete(l.approvals, key)
 	for i, x := range l.approvalOrder {
-		if x == id {
+		if x == key {
 			l.approvalOrder = append(l.approvalOrder[:i], l.approvalOrder[i+1:]...)
 			break
 		}
@@ -117,12 +128,12 @@ func (l *loop) takeApproval(id string) (denied bool, result agent.ToolResult) {
 
 // decide applies a person's decision; the validator has checked it.
 func (l *loop) decide(r ApproveRequest) {
-	a := l.approvals[r.ToolCallID]
+	a := l.approvals[l.approvalFor(r)]
 	a.decision, a.message = r.Decision, r.Reason
 	if r.Decision == agent.ApprovalAlways {
 		l.allowed[a.call.Name] = true
-		for _, id := range l.approvalOrder {
-			if other := l.approvals[id]; other.decision == "" && other.call.Name == a.call.Name {
+		for _, k := range l.approvalOrder {
+			if other := l.approvals[k]; other.decision == "" && other.call.Name == a.call.Name {
 				other.decision = agent.ApprovalAlways
 			}
 		}
@@ -140,12 +151,22 @@ func (l *loop) checkApproval(r ApproveRequest) error {
 	if len(r.Reason) > maxReasonBytes {
 		return fmt.Errorf("reason is %d bytes; the limit is %d", len(r.Reason), maxReasonBytes)
 	}
-	a, ok := l.approvals[r.ToolCallID]
-	if !ok {
-		if len(l.approvalOrder) == 0 {
-			return errors.New("no tool call is waiting for approval")
+	if len(l.approvalOrder) == 0 {
+		return errors.New("no tool call is waiting for approval")
+	}
+	var undecided []int
+	for _, k := range l.approvalOrder {
+		if k.id == r.ToolCallID && l.approvals[k].decision == "" {
+			undecided = append(undecided, k.pos)
 		}
-		return fmt.Errorf("tool call %q is not waiting for approval; waiting: %q", r.ToolCallID, l.approvalOrder)
+	}
+	if r.Position == 0 && len(undecided) > 1 {
+		return fmt.Errorf("tool calls at positions %v share the id %q: say which with its position", undecided, r.ToolCallID)
+	}
+	k := l.approvalFor(r)
+	a, ok := l.approvals[k]
+	if !ok {
+		return fmt.Errorf("tool call %s is not waiting for approval; waiting: %s", describeCall(r.ToolCallID, r.Position), l.waitingList())
 	}
 	if a.decision != "" {
 		return fmt.Errorf("tool call %q was already decided (%s)", r.ToolCallID, a.decision)
@@ -153,15 +174,73 @@ func (l *loop) checkApproval(r ApproveRequest) error {
 	return nil
 }
 
+// approvalFor finds the wait an approval names: by id and position when
+// it gives one and calls of the message share the id, else the first
+// undecided wait with the id (the only one, once checkApproval passed),
+// else the first with the id.
+func (l *loop) approvalFor(r ApproveRequest) callKey {
+	var first *callKey
+	for i, k := range l.approvalOrder {
+		if k.id != r.ToolCallID {
+			continue
+		}
+		a := l.approvals[k]
+		if r.Position != 0 && a.shared {
+			if k.pos == r.Position {
+				return k
+			}
+			continue
+		}
+		if a.decision == "" {
+			return k
+		}
+		if first == nil {
+			first = &l.approvalOrder[i]
+		}
+	}
+	if first != nil {
+		return *first
+	}
+	return callKey{id: r.ToolCallID, pos: r.Position}
+}
+
+// position is what events and the pending list say of a call's position:
+// it only when its id is shared.
+func (a *approval) position(k callKey) int {
+	if a.shared {
+		return k.pos
+	}
+	return 0
+}
+
+func describeCall(id string, pos int) string {
+	if pos != 0 {
+		return fmt.Sprintf("%q at position %d", id, pos)
+	}
+	return fmt.Sprintf("%q", id)
+}
+
+// waitingList names the undecided waits in request order, as the error
+// for an unknown call always did (ids quoted), positions where ids repeat.
+func (l *loop) waitingList() string {
+	var names []string
+	for _, k := range l.approvalOrder {
+		if a := l.approvals[k]; a.decision == "" {
+			names = append(names, describeCall(k.id, a.position(k)))
+		}
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
 // pendingApprovals lists the undecided waits in request order.
 func (l *loop) pendingApprovals() []PendingApproval {
 	out := []PendingApproval{}
-	for _, id := range l.approvalOrder {
-		a := l.approvals[id]
+	for _, k := range l.approvalOrder {
+		a := l.approvals[k]
 		if a.decision != "" {
 			continue
 		}
-		p := PendingApproval{ToolCallID: id, ToolName: a.call.Name, Args: a.call.Arguments, Reason: a.reason}
+		p := PendingApproval{ToolCallID: k.id, ToolName: a.call.Name, Args: a.call.Arguments, Reason: a.reason, Position: a.position(k)}
 		if !a.deadline.IsZero() {
 			p.Deadline = a.deadline.UnixMilli()
 		}

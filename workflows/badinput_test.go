@@ -198,8 +198,11 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 			{"tools is a string", `{` + model + `,"prompt":"hi","tools":"ls"}`, false, "tools: got a JSON string, want a JSON array of strings", true},
 			{"input is an array", `[1,2,3]`, false, "the input must be a JSON object, not a JSON array", true},
 			{"input is a string", `"fix the bug"`, false, "the input must be a JSON object, not a JSON string", true},
+			// Arguments that are not an object are kept, as pi keeps them
+			// (agent.Content.RawArguments): the transcript is read, and
+			// refused only for ending with the assistant.
 			{"arguments not an object", `{` + model + `,"messages":[{"role":"assistant","content":[{"type":"toolCall","id":"x","name":"ls","arguments":[1,2]}]}]}`,
-				false, "arguments: got a JSON array", true},
+				false, "Cannot continue from message role: assistant", true},
 			{"input is null", `null`, false, `model: want {"provider": "...", "id": "..."}`, true},
 			{"unknown toolExecution", `{` + model + `,"prompt":"hi","toolExecution":"fast"}`, false, `toolExecution "fast": want parallel or sequential`, true},
 			{"unknown steeringMode", `{` + model + `,"prompt":"hi","steeringMode":"sometimes"}`, false, `steeringMode "sometimes": want one-at-a-time or all`, true},

@@ -247,7 +247,7 @@ func (l *loop) toolUpdate(u activities.ToolUpdate) {
 	for i := range u.Results {
 		r := u.Results[i]
 		e := agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: u.ToolCallID,
-			ToolName: call.call.Name, Args: call.call.Arguments, PartialResult: &r}
+			ToolName: call.call.Name, Args: call.call.Arguments, RawArgs: call.call.RawArguments, PartialResult: &r}
 		c := (*chain)(nil)
 		if l.batch != nil {
 			c = l.batch.chainOf(u.ToolCallID, call.pos)

@@ -115,8 +115,8 @@ type loop struct {
 	// by tool call id, in request order; allowed are the tools a person
 	// allowed for the rest of the session. wake tells the main coroutine
 	// that an Update handler decided something.
-	approvals        map[string]*approval
-	approvalOrder    []string
+	approvals        map[callKey]*approval
+	approvalOrder    []callKey
 	allowed          map[string]bool
 	wake             workflow.Channel
 	searchAttributes bool
@@ -141,7 +141,7 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 		events:        eventLog{first: 1},
 		status:        statusStarting,
 		queuedAttempt: map[string]int32{},
-		approvals:     map[string]*approval{},
+		approvals:     map[callKey]*approval{},
 		allowed:       map[string]bool{},
 		wake:          workflow.NewBufferedChannel(ctx, 1),
 	}

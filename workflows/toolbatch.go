@@ -38,14 +38,16 @@ func (l *loop) executeToolCalls(ctx workflow.Context, calls []agent.Content) too
 func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) toolBatch {
 	var done []finalized
 	var messages []agent.Message
+	shared := sharedIDs(calls)
 	for i, call := range calls {
 		l.startCall(call, i+1)
 		prep := l.prepare(ctx, call)
 		if !prep.Immediate {
 			if reason := l.needsApproval(call); reason != "" {
-				l.requestApproval(ctx, call, reason)
-				l.awaitApprovals(ctx, []string{call.ID})
-				if denied, result := l.takeApproval(call.ID); denied {
+				key := callKey{call.ID, i + 1}
+				l.requestApproval(ctx, call, key, shared[call.ID], reason)
+				l.awaitApprovals(ctx, []callKey{key})
+				if denied, result := l.takeApproval(key); denied {
 					prep.Immediate, prep.IsError, prep.Result = true, true, result
 				}
 			}
@@ -76,7 +78,8 @@ func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) to
 func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) toolBatch {
 	done := make([]*finalized, len(calls))
 	prepared := make([]preparedCall, 0, len(calls))
-	var asking []string
+	var asking []callKey
+	shared := sharedIDs(calls)
 	for i, call := range calls {
 		l.startCall(call, i+1)
 		prep := l.prepare(ctx, call)
@@ -87,8 +90,9 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 			continue
 		}
 		if reason := l.needsApproval(call); reason != "" {
-			l.requestApproval(ctx, call, reason)
-			asking = append(asking, call.ID)
+			key := callKey{call.ID, i + 1}
+			l.requestApproval(ctx, call, key, shared[call.ID], reason)
+			asking = append(asking, key)
 		}
 		prepared = append(prepared, preparedCall{index: i, call: call, args: prep.Args})
 	}
@@ -96,7 +100,7 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 		l.awaitApprovals(ctx, asking)
 		allowed := prepared[:0]
 		for _, p := range prepared {
-			if denied, result := l.takeApproval(p.call.ID); denied {
+			if denied, result := l.takeApproval(callKey{p.call.ID, p.index + 1}); denied {
 				fin := finalized{call: p.call, result: result, isError: true}
 				l.endCall(p.index+1, fin)
 				done[p.index] = &fin
@@ -148,7 +152,7 @@ func (l *loop) startCall(call agent.Content, pos int) {
 	l.pending = append(l.pending, runningCall{call: call, pos: pos})
 	delete(l.queuedAttempt, call.ID)
 	delete(l.queuedAttempt, attemptKey(call.ID, pos))
-	l.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
+	l.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, RawArgs: call.RawArguments})
 }
 
 func (l *loop) endCall(pos int, f finalized) {
@@ -181,4 +185,17 @@ func (l *loop) pendingIDs() []string {
 		ids = append(ids, p.call.ID)
 	}
 	return ids
+}
+
+// sharedIDs names the ids that more than one call of a message has.
+func sharedIDs(calls []agent.Content) map[string]bool {
+	seen := make(map[string]bool, len(calls))
+	shared := map[string]bool{}
+	for _, c := range calls {
+		if seen[c.ID] {
+			shared[c.ID] = true
+		}
+		seen[c.ID] = true
+	}
+	return shared
 }

@@ -194,8 +194,12 @@ type AbortStatus struct {
 // session).
 type ApproveRequest struct {
 	ToolCallID string `json:"toolCallId"`
-	Decision   string `json:"decision"`
-	Reason     string `json:"reason,omitempty"`
+	// Position is the call's position in its message, from 1: needed only
+	// when calls of one message that wait share ToolCallID (the approval
+	// events and pending list then carry it), ignored otherwise.
+	Position int    `json:"position,omitempty"`
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
 
 	unknown string // a field the JSON had and this type lacks (updatefields.go)
 }
@@ -306,6 +310,10 @@ type PendingApproval struct {
 	Reason     string         `json:"reason"`
 	// Deadline is when silence blocks the call, Unix ms; 0 for never.
 	Deadline int64 `json:"deadline,omitempty"`
+	// Position is the call's position in its message, from 1, set only
+	// when another call of the message has the same ToolCallID: an approval
+	// of such a call while both wait must name it.
+	Position int `json:"position,omitempty"`
 }
 
 // BudgetState is the budget part of QueryState: the limits (nil: none),

@@ -29,7 +29,7 @@ func (q *approvals) add(p workflows.PendingApproval) {
 		return
 	}
 	for _, w := range q.waiting {
-		if w.ToolCallID == p.ToolCallID {
+		if w.ToolCallID == p.ToolCallID && w.Position == p.Position {
 			return
 		}
 	}
@@ -58,9 +58,18 @@ func (q *approvals) drop(gone func(workflows.PendingApproval) bool) (wasAsked bo
 func pendingOf(ev agent.Event) workflows.PendingApproval {
 	p := workflows.PendingApproval{ToolCallID: ev.ToolCallID, ToolName: ev.ToolName, Args: ev.Args}
 	if ev.Approval != nil {
-		p.Reason, p.Deadline = ev.Approval.Reason, ev.Approval.Deadline
+		p.Reason, p.Deadline, p.Position = ev.Approval.Reason, ev.Approval.Deadline, ev.Approval.Position
 	}
 	return p
+}
+
+// approvalPosition is the position an approval event gives its call (only
+// where calls of one message share the id).
+func approvalPosition(ev agent.Event) int {
+	if ev.Approval == nil {
+		return 0
+	}
+	return ev.Approval.Position
 }
 
 // approvalEvent updates the queue from the run's approval events.
@@ -69,7 +78,9 @@ func (e *env) approvalEvent(q *approvals, ev agent.Event) {
 	case agent.EventApprovalRequest:
 		q.add(pendingOf(ev))
 	case agent.EventApprovalDecision:
-		if q.drop(func(p workflows.PendingApproval) bool { return p.ToolCallID == ev.ToolCallID }) {
+		if q.drop(func(p workflows.PendingApproval) bool {
+			return p.ToolCallID == ev.ToolCallID && p.Position == approvalPosition(ev)
+		}) {
 			fmt.Fprintf(e.out, "\n       (%s %s was decided elsewhere: %s)\n", ev.ToolName, ev.ToolCallID, ev.Approval.Decision)
 		}
 	}
@@ -95,7 +106,7 @@ func (e *env) askNext(q *approvals, workspace string) {
 // was sent.
 func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line string) bool {
 	p := q.waiting[0]
-	decision := e.answer(ctx, id, p.ToolCallID, line)
+	decision := e.answer(ctx, id, p.ToolCallID, p.Position, line)
 	q.asking = false
 	if decision == "" {
 		// Not sent: the call is asked again (its approval_decision
@@ -103,7 +114,7 @@ func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line str
 		return false
 	}
 	q.drop(func(w workflows.PendingApproval) bool {
-		return w.ToolCallID == p.ToolCallID || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
+		return (w.ToolCallID == p.ToolCallID && w.Position == p.Position) || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
 	})
 	if n := len(q.waiting); decision == agent.ApprovalAlways {
 		if q.always == nil {

@@ -154,7 +154,7 @@ func askedLine(p workflows.PendingApproval, i, n int) string {
 // session's (which a chat can answer).
 func answerElsewhere(id string, session bool) func(p workflows.PendingApproval, i, n int) string {
 	return func(p workflows.PendingApproval, i, n int) string {
-		line := fmt.Sprintf("%s %s waits for approval: answer with `starter approve %s %s allow|deny|always`", p.ToolName, p.ToolCallID, id, p.ToolCallID)
+		line := fmt.Sprintf("%s %s waits for approval: answer with `starter approve %s %s allow|deny|always`", p.ToolName, p.ToolCallID, id, callWithPosition(p.ToolCallID, p.Position))
 		if session {
 			line += fmt.Sprintf(" or in `starter session chat %s`", id)
 		}

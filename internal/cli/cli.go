@@ -52,7 +52,7 @@ commands:
   session compact ID [INSTRUCTIONS]
                           summarize the oldest context now (between runs)
   session set ID model|thinking|steering|follow-up|tool-execution VALUE
-  approve ID CALL allow|deny|always [REASON]
+  approve ID CALL [POSITION] allow|deny|always [REASON]
                           answer a tool call waiting for approval
 
 While a command follows a run (run, demo, session chat/prompt/continue), Ctrl-C aborts the run and a second Ctrl-C detaches

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -283,7 +284,7 @@ func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) er
 		p.Print(ev)
 		waits.see(ev)
 		if ev.Type == agent.EventApprovalRequest {
-			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, ev.ToolCallID)
+			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, callWithPosition(ev.ToolCallID, approvalPosition(ev)))
 		}
 		if ev.Type == agent.EventAgentEnd {
 			e.runStatus(ev)
@@ -303,11 +304,31 @@ func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) er
 	return err
 }
 
-// approve answers a tool call waiting for a person.
+// approve answers a tool call waiting for a person. A number after the
+// call's id is its position in its message, needed only when calls of one
+// message share the id (a decision is never a number).
 func (e *env) approve(ctx context.Context, args []string) error {
+	const usage = "usage: approve ID TOOL_CALL_ID [POSITION] allow|deny|always [REASON]"
 	if len(args) < 3 {
-		return errors.New("usage: approve ID TOOL_CALL_ID allow|deny|always [REASON]")
+		return errors.New(usage)
 	}
-	return e.update(ctx, args[0], workflows.UpdateApprove,
-		workflows.ApproveRequest{ToolCallID: args[1], Decision: args[2], Reason: strings.Join(args[3:], " ")}, nil)
+	r := workflows.ApproveRequest{ToolCallID: args[1]}
+	rest := args[2:]
+	if pos, err := strconv.Atoi(rest[0]); err == nil {
+		if pos < 1 || len(rest) < 2 {
+			return errors.New(usage)
+		}
+		r.Position, rest = pos, rest[1:]
+	}
+	r.Decision, r.Reason = rest[0], strings.Join(rest[1:], " ")
+	return e.update(ctx, args[0], workflows.UpdateApprove, r, nil)
+}
+
+// callWithPosition is how a waiting call is named to starter approve: its
+// id, and its position when calls of its message share the id.
+func callWithPosition(id string, pos int) string {
+	if pos != 0 {
+		return fmt.Sprintf("%s %d", id, pos)
+	}
+	return id
 }
