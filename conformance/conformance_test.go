@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/conformance"
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
@@ -96,11 +98,24 @@ func TestConformanceUnderLoad(t *testing.T) {
 		require.NoError(t, err)
 		cases = append(cases, cs...)
 	}
+	// A batch of 200 calls among 7 other runs in flight under the burners
+	// waited over a minute for its last activity (3 of 3 failing runs at
+	// load 8-9): past the longest eventOrderWindow there is, pi's order is
+	// not promised (docs/parallel-order.md). So the wide batches run after
+	// the others, one at a time, under the same burners.
+	var wide []conformance.Case
+	cases = slices.DeleteFunc(cases, func(cs conformance.Case) bool {
+		if len(toolCalls(cs.Scenario)) > 50 {
+			wide = append(wide, cs)
+			return true
+		}
+		return false
+	})
 	stop, err := conformance.StartBurners(*loadBurn)
 	require.NoError(t, err)
 	defer stop()
 	runs := 0
-	conformance.RunRepeated(context.Background(), c, cases, *loadReps, 8, func(o conformance.Outcome) {
+	report := func(o conformance.Outcome) {
 		runs++
 		if o.Retries > 0 {
 			// A run the server failed is run again after 15 s, then 30 s:
@@ -114,8 +129,10 @@ func TestConformanceUnderLoad(t *testing.T) {
 			t.Errorf("%s, repetition %d (workflow %s, %s; %s): %s", o.Case, o.Repetition, o.WorkflowID,
 				o.Took.Round(time.Millisecond), activityTimes(c, o.WorkflowID), o.Diff)
 		}
-	})
-	t.Logf("%d runs, %d burners on %d cores", runs, *loadBurn, runtime.NumCPU())
+	}
+	conformance.RunRepeated(context.Background(), c, cases, *loadReps, 8, report)
+	conformance.RunRepeated(context.Background(), c, wide, *loadReps, 1, report)
+	t.Logf("%d runs (%d of batches over 50 calls, one at a time), %d burners on %d cores", runs, len(wide)**loadReps, *loadBurn, runtime.NumCPU())
 }
 
 // TestTestdataMatchesShared keeps the copied scenarios and traces identical
@@ -179,4 +196,18 @@ func activityTimes(c client.Client, workflowID string) string {
 	}
 	return fmt.Sprintf("%d activities, slowest %s from scheduled to closed, %d retried, %d timed out, %d failed",
 		n, slowest.Round(time.Millisecond), retried, timedOut, failed)
+}
+
+// toolCalls lists the tool calls a scenario's model makes, in all its
+// answers.
+func toolCalls(s conformance.Scenario) []string {
+	var ids []string
+	for _, a := range s.Model {
+		for _, b := range a.Content {
+			if b.Type == agent.ContentToolCall {
+				ids = append(ids, b.ID)
+			}
+		}
+	}
+	return ids
 }
