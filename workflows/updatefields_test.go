@@ -33,7 +33,7 @@ func TestUpdatesRefuseUnknownFields(t *testing.T) {
 		{workflows.UpdatePrompt, map[string]any{"promt": "hi"}, `unknown field "promt": a prompt has text, images or messages`},
 		{workflows.UpdateSteer, map[string]any{"role": "user", "content": "x", "contnet": "y"}, `unknown field "contnet": a message has role, content, api,`},
 		{workflows.UpdateFollowUp, map[string]any{"role": "user", "content": "x", "timestmap": 1}, `unknown field "timestmap": a message has role`},
-		{workflows.UpdateApprove, map[string]any{"toolCallId": "c1", "decison": "allow"}, `unknown field "decison": an approval has toolCallId, decision or reason`},
+		{workflows.UpdateApprove, map[string]any{"toolCallId": "c1", "decison": "allow"}, `unknown field "decison": an approval has toolCallId, position, decision or reason`},
 		{workflows.UpdateSetBudget, map[string]any{"maxTurn": 3}, `unknown field "maxTurn": a budget has maxCostUSD, maxTokens, maxTurns or maxToolCalls`},
 		{workflows.UpdateAbort, map[string]any{"reson": "x"}, `unknown field "reson": an abort has reason`},
 		{workflows.UpdateSetThinkingLevel, map[string]any{"levle": "high"}, `unknown field "levle": a setting has model, level or mode`},

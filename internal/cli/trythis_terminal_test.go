@@ -32,9 +32,14 @@ func TestTryThisWithTheDemoModel(t *testing.T) {
 	chat := run(t, root, nil, "session", "chat", "-workspace", ".demo/workspace")
 	chat.waitFor("Type a prompt")
 	chat.send("what can you do?\r")
+	// Each prompt waits for the run before it to end: a line typed while
+	// a run streams steers it (the answer's first lines show before its
+	// end).
 	chat.waitFor("- fix the sample project's failing test")
+	chat.waitCount("■ agent end", 1)
 	chat.send("read greet.sh\r")
 	chat.waitFor(`echo "Hello, $name!"`)
+	chat.waitCount("■ agent end", 2)
 	chat.send("run ./test.sh\r")
 	chat.waitCount("PASS: greet.sh printed 'Hello, Temporal!'", 2)
 	chat.send("/quit\r")
