@@ -81,11 +81,13 @@ var NewsDelay = 300 * time.Millisecond
 // tools running. The first shows the watcher a streaming message (whose
 // deltas it can match only once it read the message's message_start), so
 // a completed workflow task that scheduled a ModelTurn activity, with no
-// other workflow task on the way, pokes at once. Any other news (tools
-// started, a tool finished while others run, a run that waits for a
-// person) pokes at most NewsDelay later, and sooner if the run reaches a
-// model turn meanwhile: a turn whose tools end quickly costs one Query,
-// and a long one shows its tools starting NewsDelay late.
+// other workflow task on the way, pokes at once; so does one after which
+// no activity runs (the run waits for a person, a prompt or a timer:
+// nothing will come soon to share the Query with). Other news (tools
+// started, a tool finished while others run) pokes at most NewsDelay
+// later, and sooner if the run reaches one of those points meanwhile: a
+// turn whose tools end quickly costs one Query, and a long one shows its
+// tools starting NewsDelay late.
 //
 // It judges from the events it has: an event it has not read yet (the
 // rest of a page) can make it poke early, which costs a Query, never an
@@ -95,6 +97,7 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 		news    bool // a workflow task completed since the last poke
 		pending bool // a workflow task is scheduled and has not completed
 		model   bool // the last completed workflow task scheduled a model turn
+		running int  // activities scheduled and not closed
 		timer   *time.Timer
 		fire    <-chan time.Time
 	)
@@ -123,14 +126,18 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
 				pending = false
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				running++
 				if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == modelActivity {
 					model = true
 				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+				enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+				running--
 			}
 			if !news || len(evs) > 0 {
 				continue
 			}
-			if model && !pending {
+			if !pending && (model || running <= 0) {
 				poke()
 				continue
 			}
