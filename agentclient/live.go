@@ -166,7 +166,7 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 	var tick <-chan time.Time
 	var t *time.Timer
 	if polling {
-		t = time.NewTimer(w.pace.next())
+		t = time.NewTimer(w.liveWait())
 		defer t.Stop()
 		tick = t.C
 	}
@@ -189,7 +189,7 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 			if err := w.liveRead(ctx, c, workflowID, runID, fn); err != nil {
 				return err
 			}
-			t.Reset(w.pace.next())
+			t.Reset(w.liveWait())
 		}
 	}
 }
@@ -239,7 +239,7 @@ func (w *watcher) durable(e agent.Event) {
 	case agent.EventMessageStart:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
 			w.streaming, w.model = true, liveModel{}
-			w.pace = livePace{} // the first deltas show soon
+			w.pace = newPace() // the first deltas show soon
 		}
 	case agent.EventMessageEnd:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
@@ -250,7 +250,7 @@ func (w *watcher) durable(e agent.Event) {
 			w.tools = map[string]*runningTool{}
 		}
 		w.tools[e.ToolCallID] = &runningTool{name: e.ToolName, args: e.Args}
-		w.pace = livePace{} // the first partial result shows soon
+		w.pace = newPace() // the first partial result shows soon
 	case agent.EventToolExecutionEnd:
 		delete(w.tools, e.ToolCallID)
 	case agent.EventAgentEnd:
@@ -284,6 +284,17 @@ func (w *watcher) prime(ctx context.Context, c client.Client, workflowID, runID 
 		}
 	}
 	return nil
+}
+
+// liveWait is the wait before the next live read: LivePollInterval while a
+// model turn streams (its deltas come every 250 ms and are due on screen
+// within 300 ms, see bench stream), and the pace of what the reads bring
+// while only tools run (a tool may run silently for minutes).
+func (w *watcher) liveWait() time.Duration {
+	if w.streaming {
+		return LivePollInterval
+	}
+	return w.pace.next()
 }
 
 // liveRead delivers what the heartbeat details of the streaming model turn
@@ -341,7 +352,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, run
 		page, err := eventsPage(ctx, c, workflowID, runID, after, o.RetryFor)
 		done <- read{page, err}
 	}()
-	t := time.NewTimer(w.pace.next())
+	t := time.NewTimer(w.liveWait())
 	defer t.Stop()
 	for {
 		select {
@@ -354,7 +365,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, run
 			if err != nil {
 				return workflows.EventsPage{}, err
 			}
-			t.Reset(w.pace.next())
+			t.Reset(w.liveWait())
 		}
 	}
 }
