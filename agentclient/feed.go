@@ -94,10 +94,10 @@ var NewsDelay = 300 * time.Millisecond
 // event (every read returns all the events after the last one read).
 func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.HistoryEvent) {
 	var (
-		news    bool // a workflow task completed since the last poke
-		pending bool // a workflow task is scheduled and has not completed
-		model   bool // the last completed workflow task scheduled a model turn
-		running int  // activities scheduled and not closed
+		news    bool               // a workflow task completed since the last poke
+		pending bool               // a workflow task is scheduled and has not completed
+		model   bool               // the last completed workflow task scheduled a model turn
+		tools   = map[int64]bool{} // tool activities running, by scheduled event ID
 		timer   *time.Timer
 		fire    <-chan time.Time
 	)
@@ -126,18 +126,25 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
 				pending = false
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-				running++
-				if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == modelActivity {
+				switch ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
+				case modelActivity:
 					model = true
+				case toolActivity:
+					tools[ev.GetEventId()] = true
 				}
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
-				enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-				running--
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				delete(tools, ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId())
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+				delete(tools, ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId())
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+				delete(tools, ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId())
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+				delete(tools, ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId())
 			}
 			if !news || len(evs) > 0 {
 				continue
 			}
-			if !pending && (model || running <= 0) {
+			if !pending && (model || len(tools) == 0) {
 				poke()
 				continue
 			}
@@ -149,8 +156,12 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 	}
 }
 
-// modelActivity is the activity type of a model turn.
-const modelActivity = "ModelTurn"
+// modelActivity is the activity type of a model turn, toolActivity that
+// of a tool call: only news while tools run waits NewsDelay.
+const (
+	modelActivity = "ModelTurn"
+	toolActivity  = "ExecuteToolCall"
+)
 
 func (f *historyFeed) poke() {
 	select {
