@@ -82,7 +82,7 @@ var NewsDelay = 300 * time.Millisecond
 // deltas it can match only once it read the message's message_start), so
 // a completed workflow task that scheduled a ModelTurn activity, with no
 // other workflow task on the way, pokes at once; so does one after which
-// no activity runs (the run waits for a person, a prompt or a timer:
+// no tool runs (the run waits for a person, a prompt or a timer:
 // nothing will come soon to share the Query with). Other news (tools
 // started, a tool finished while others run) pokes at most NewsDelay
 // later, and sooner if the run reaches one of those points meanwhile: a
