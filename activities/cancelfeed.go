@@ -181,16 +181,10 @@ func (fs *cancelFeeds) follow(ctx context.Context, c client.Client, f *cancelFee
 			var invalid *serviceerror.InvalidArgument
 			if errors.As(err, &invalid) {
 				// A token the server refuses: read again from the start.
-				fs.mu.Lock()
-				if f.gen == gen {
-					f.token = nil
-				}
-				fs.mu.Unlock()
+				fs.fromStart(f, gen)
 			}
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, pause) {
 				return
-			case <-time.After(pause):
 			}
 			pause = min(2*pause, feedRetryMax)
 			continue
@@ -204,17 +198,31 @@ func (fs *cancelFeeds) follow(ctx context.Context, c client.Client, f *cancelFee
 		}
 		// A running run's history always says where it goes on; should
 		// it not, read it again from the start, without spinning.
-		fs.mu.Lock()
-		if f.gen == gen {
-			f.token = nil
-		}
-		fs.mu.Unlock()
-		select {
-		case <-ctx.Done():
+		fs.fromStart(f, gen)
+		if !sleep(ctx, pause) {
 			return
-		case <-time.After(pause):
 		}
 		pause = min(2*pause, feedRetryMax)
+	}
+}
+
+// fromStart makes the feed's next read start at the history's start,
+// unless a newer poll took over.
+func (fs *cancelFeeds) fromStart(f *cancelFeed, gen int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f.gen == gen {
+		f.token = nil
+	}
+}
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
 }
 
