@@ -3,22 +3,29 @@
 # Only `go install` from the module proxy: nothing is downloaded at run time.
 
 TEMPORAL_CLI_MODULE="github.com/temporalio/cli/cmd/temporal@v1.5.1"
+# The CLI is built in its own module graph with one dependency raised: the
+# SQLite driver its dev server keeps its state in. v1.34.1, the CLI's pin,
+# leaks a cancelled query's open rows; SQLite then keeps the connection's
+# interrupt flag set, and the dev server's only connection answers every
+# later query with "interrupted (9)": every request fails ("Namespace default
+# is not found") until the server restarts. Cancelled requests under load
+# made it happen in CI (fixed upstream in v1.40.1 and v1.42.2).
+TEMPORAL_CLI_SQLITE="modernc.org/sqlite@v1.62.0"
+TEMPORAL_CLI_DIR_NAME="temporal-cli-1.5.1-sqlite-1.62.0"
 
+# temporal_cli prints the path of the Temporal CLI: $TEMPORAL_CLI when set,
+# else the project's build (above), built the first time.
 temporal_cli() {
   if [ -n "${TEMPORAL_CLI:-}" ] && [ -x "$TEMPORAL_CLI" ]; then
     echo "$TEMPORAL_CLI"; return
   fi
-  if command -v temporal >/dev/null 2>&1; then
-    command -v temporal; return
+  local dir
+  dir="$(go_bin_dir)/$TEMPORAL_CLI_DIR_NAME"
+  if [ ! -x "$dir/temporal" ]; then
+    echo "Building the Temporal CLI (${TEMPORAL_CLI_MODULE##*/cmd/}, with $TEMPORAL_CLI_SQLITE); the first build takes a few minutes..." >&2
+    build_in_cli_graph "$dir" "$TEMPORAL_CLI_MODULE" >&2
   fi
-  local bin
-  bin="$(go env GOBIN)"
-  [ -n "$bin" ] || bin="$(go env GOPATH)/bin"
-  if [ ! -x "$bin/temporal" ]; then
-    echo "Installing the Temporal CLI ($TEMPORAL_CLI_MODULE); the first build takes a few minutes..." >&2
-    go install "$TEMPORAL_CLI_MODULE" >&2
-  fi
-  echo "$bin/temporal"
+  echo "$dir/temporal"
 }
 
 VERSITYGW_MODULE="github.com/versity/versitygw/cmd/versitygw@v1.8.0"
@@ -97,7 +104,8 @@ go_bin_dir() {
 # server, schema tool and UI build in about 15 s instead of 6 CPU-minutes
 # each way (go install builds them in their own graphs, with other versions
 # of OpenTelemetry and the SDK, so nothing is shared). Their dependencies
-# are the versions the CLI's dev server runs with.
+# are the versions the CLI's dev server runs with, the SQLite driver raised
+# as for the CLI (TEMPORAL_CLI_SQLITE) so that all three share one build.
 build_in_cli_graph() {
   local dir="$1" tmp rc=0 m
   shift
@@ -105,7 +113,9 @@ build_in_cli_graph() {
   (
     cd "$tmp" && go mod init stacktools >/dev/null 2>&1 &&
       go get "github.com/temporalio/cli@${TEMPORAL_CLI_MODULE##*@}" >&2 &&
-      go get -tool "$@" >&2 && mkdir -p "$dir" &&
+      go get -tool "$@" >&2 &&
+      go get "$TEMPORAL_CLI_SQLITE" >&2 &&
+      mkdir -p "$dir" &&
       for m in "$@"; do
         go build -o "$dir/$(basename "${m%@*}")" "${m%@*}" >&2 || exit 1
       done

@@ -25,26 +25,41 @@ import (
 	"github.com/durable-agents/agentloop/internal/gobin"
 )
 
-// CLIModule is the Temporal CLI the project builds with `go install`: the
-// newest that installs from the module proxy (server 1.29.1, UI 2.42.1).
+// CLIModule is the Temporal CLI the project builds: the newest that
+// installs from the module proxy (server 1.29.1, UI 2.42.1).
 const CLIModule = "github.com/temporalio/cli/cmd/temporal@v1.5.1"
 
-// FindCLI returns the path of the temporal binary: $TEMPORAL_CLI, then PATH,
-// then the go install directory.
+// CLIDir is the directory under the go install directory where
+// scripts/lib.sh builds CLIModule with a newer SQLite driver: the CLI's own
+// pin can leave its dev server answering every request with "interrupted
+// (9)" after a cancelled query (scripts/lib.sh says why).
+const CLIDir = "temporal-cli-1.5.1-sqlite-1.62.0"
+
+// FindCLI returns the path of the temporal binary: $TEMPORAL_CLI, then the
+// project's build (CLIDir), then PATH, then the go install directory.
 func FindCLI() (string, error) {
 	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
 		return p, nil
+	}
+	for _, dir := range gobin.Dirs() {
+		if p := filepath.Join(dir, CLIDir, "temporal"); isFile(p) {
+			return p, nil
+		}
 	}
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p, nil
 	}
 	for _, dir := range gobin.Dirs() {
-		p := filepath.Join(dir, "temporal")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		if p := filepath.Join(dir, "temporal"); isFile(p) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("temporal CLI not found; install it with: go install %s", CLIModule)
+	return "", fmt.Errorf("temporal CLI not found; scripts/test or scripts/demo builds it (or set TEMPORAL_CLI)")
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // Options configure a dev server.
@@ -83,6 +98,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	out := o.Log
 	if out == nil {
 		out = io.Discard
+		if f, err := logFile(); err != nil {
+			return nil, err
+		} else if f != nil {
+			defer f.Close() // the server process holds its own descriptor
+			out = f
+		}
 	}
 	args := append(ServerArgs(), o.ExtraArgs...)
 	var metricsURL string
@@ -118,6 +139,22 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("temporal dev server (%s): %w", path, err)
 	}
 	return &Server{DevServer: srv, MetricsURL: metricsURL}, nil
+}
+
+// LogDirEnv names a directory where every dev server without Options.Log
+// writes its output, one file each: what a failed CI run needs to tell a
+// server that stalled or lost its state from a test that failed.
+const LogDirEnv = "AGENTLOOP_DEVSERVER_LOGS"
+
+func logFile() (*os.File, error) {
+	dir := os.Getenv(LogDirEnv)
+	if dir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, "devserver-*.log")
 }
 
 // namespaceReady waits until the frontend knows the default namespace. The
