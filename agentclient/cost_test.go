@@ -64,10 +64,11 @@ func newCostRig(t *testing.T) *costRig {
 	}
 	scripted.Add("quick", llm.Script{Responses: quick})
 	addAbortScripts(scripted)
+	addWatchScripts(scripted)
 	models := llm.NewRegistry()
 	models.Register("test", scripted)
 	bash := tools.NewBashTool(tools.BashOptions{OutputDir: t.TempDir()})
-	acts := activities.New(r.c, st, models, tools.NewRegistry(bash), hooks.NewRegistry())
+	acts := activities.New(r.c, st, models, tools.NewRegistry(bash, napTool), hooks.NewRegistry())
 	w := worker.New(r.c, r.queue, workflows.WorkerOptions())
 	workflows.Register(w, acts)
 	require.NoError(t, w.Start())

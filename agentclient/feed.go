@@ -3,8 +3,10 @@ package agentclient
 import (
 	"context"
 	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
@@ -19,9 +21,9 @@ import (
 // watcher one request per timeout and no Query.
 //
 // It reads the run's whole history once when it starts: the server has no
-// way to start a long poll at the end. Each completed workflow task it
-// reads pokes news, which holds one poke, so a catch-up costs the watcher
-// one Query however long the history.
+// way to start a long poll at the end. The completed workflow tasks it
+// reads poke news (coalesce says when), which holds one poke, so a
+// catch-up costs the watcher one Query however long the history.
 type historyFeed struct {
 	runID  string // as Watch asked for it: "" is the latest run
 	news   chan struct{}
@@ -36,6 +38,8 @@ type historyFeed struct {
 func startFeed(ctx context.Context, c client.Client, workflowID, runID string) *historyFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &historyFeed{runID: runID, news: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	evs := make(chan *historypb.HistoryEvent, 256)
+	go f.coalesce(ctx, evs)
 	go func() {
 		defer close(f.done)
 		it := c.GetWorkflowHistory(ctx, workflowID, runID, true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -46,12 +50,16 @@ func startFeed(ctx context.Context, c client.Client, workflowID, runID string) *
 				return
 			}
 			switch t := ev.GetEventType(); t {
-			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-				f.poke()
 			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
 				enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
 				enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 				f.finish(nil, t)
+				return
+			}
+			select {
+			case evs <- ev:
+			case <-ctx.Done():
+				f.finish(ctx.Err(), 0)
 				return
 			}
 		}
@@ -60,6 +68,100 @@ func startFeed(ctx context.Context, c client.Client, workflowID, runID string) *
 	}()
 	return f
 }
+
+// NewsDelay is how long a watcher may wait, after a workflow task added
+// events to the log, for the workflow to reach a point where reading the
+// log (one Query) shows a whole step: see coalesce.
+var NewsDelay = 300 * time.Millisecond
+
+// coalesce pokes news for the workflow tasks the history records, so that
+// a watcher reads the log about once per turn rather than once per
+// workflow task (each Query is a billable action). A turn of an agent
+// loop has two places where the run rests: its model turn running, and its
+// tools running. The first shows the watcher a streaming message (whose
+// deltas it can match only once it read the message's message_start), so
+// a completed workflow task that scheduled a ModelTurn activity, with no
+// other workflow task on the way, pokes at once; so does one after which
+// no tool runs (the run waits for a person, a prompt or a timer:
+// nothing will come soon to share the Query with). Other news (tools
+// started, a tool finished while others run) pokes at most NewsDelay
+// later, and sooner if the run reaches one of those points meanwhile: a
+// turn whose tools end quickly costs one Query, and a long one shows its
+// tools starting NewsDelay late.
+//
+// It judges from the events it has: an event it has not read yet (the
+// rest of a page) can make it poke early, which costs a Query, never an
+// event (every read returns all the events after the last one read).
+func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.HistoryEvent) {
+	var (
+		news    bool               // a workflow task completed since the last poke
+		pending bool               // a workflow task is scheduled and has not completed
+		model   bool               // the last completed workflow task scheduled a model turn
+		tools   = map[int64]bool{} // tool activities running, by scheduled event ID
+		timer   *time.Timer
+		fire    <-chan time.Time
+	)
+	poke := func() {
+		news, fire = false, nil
+		if timer != nil {
+			timer.Stop()
+		}
+		f.poke()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-fire:
+			poke()
+		case ev := <-evs:
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				pending = true
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				news, pending, model = true, false, false
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+				pending = false
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				switch ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
+				case modelActivity:
+					model = true
+				case toolActivity:
+					tools[ev.GetEventId()] = true
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				delete(tools, ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId())
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+				delete(tools, ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId())
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+				delete(tools, ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId())
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+				delete(tools, ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId())
+			}
+			if !news || len(evs) > 0 {
+				continue
+			}
+			if !pending && (model || len(tools) == 0) {
+				poke()
+				continue
+			}
+			if fire == nil {
+				timer = time.NewTimer(NewsDelay)
+				fire = timer.C
+			}
+		}
+	}
+}
+
+// modelActivity is the activity type of a model turn, toolActivity that
+// of a tool call: only news while tools run waits NewsDelay.
+const (
+	modelActivity = "ModelTurn"
+	toolActivity  = "ExecuteToolCall"
+)
 
 func (f *historyFeed) poke() {
 	select {

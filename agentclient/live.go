@@ -15,9 +15,10 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-// LivePollInterval is how often Watch reads the live stream of a model turn
-// and the live progress of running tools (DescribeWorkflowExecution, which
-// the server answers alone and does not bill).
+// LivePollInterval is the shortest wait between two reads of the live
+// stream of a model turn and the live progress of running tools
+// (DescribeWorkflowExecution, which the server answers alone and does not
+// bill); reads that bring nothing lengthen it up to LivePollMax.
 var LivePollInterval = 50 * time.Millisecond
 
 // WatchOptions configure Watch.
@@ -133,8 +134,8 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 
 // waitForNews returns when the run may have new events: its feed saw a
 // workflow task complete, or the run close. Meanwhile, with live, it reads
-// the streaming model turn's and the running tools' heartbeat details every
-// LivePollInterval.
+// the streaming model turn's and the running tools' heartbeat details, at
+// the pace of livePace.
 func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, runID string, live bool, fn func(agent.Event)) error {
 	if w.feed != nil && w.feed.runID == runID {
 		ended, err := w.feed.state()
@@ -161,9 +162,11 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 		w.feed.stop()
 		w.feed, w.endRead = startFeed(ctx, c, workflowID, runID), false
 	}
+	polling := live && (w.streaming || len(w.tools) > 0)
 	var tick <-chan time.Time
-	if live && (w.streaming || len(w.tools) > 0) {
-		t := time.NewTicker(LivePollInterval)
+	var t *time.Timer
+	if polling {
+		t = time.NewTimer(w.liveWait())
 		defer t.Stop()
 		tick = t.C
 	}
@@ -186,6 +189,7 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 			if err := w.liveRead(ctx, c, workflowID, runID, fn); err != nil {
 				return err
 			}
+			t.Reset(w.liveWait())
 		}
 	}
 }
@@ -212,6 +216,9 @@ type watcher struct {
 	// the log was read again after the run closed.
 	feed    *historyFeed
 	endRead bool
+	// pace is the wait between live reads: short while they bring
+	// something, longer while they do not.
+	pace livePace
 }
 
 // runningTool is a running call and the last live partial result
@@ -232,6 +239,7 @@ func (w *watcher) durable(e agent.Event) {
 	case agent.EventMessageStart:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
 			w.streaming, w.model = true, liveModel{}
+			w.pace = newPace() // the first deltas show soon
 		}
 	case agent.EventMessageEnd:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
@@ -242,6 +250,7 @@ func (w *watcher) durable(e agent.Event) {
 			w.tools = map[string]*runningTool{}
 		}
 		w.tools[e.ToolCallID] = &runningTool{name: e.ToolName, args: e.Args}
+		w.pace = newPace() // the first partial result shows soon
 	case agent.EventToolExecutionEnd:
 		delete(w.tools, e.ToolCallID)
 	case agent.EventAgentEnd:
@@ -277,19 +286,38 @@ func (w *watcher) prime(ctx context.Context, c client.Client, workflowID, runID 
 	return nil
 }
 
+// liveWait is the wait before the next live read: LivePollInterval while a
+// model turn streams (its deltas come every 250 ms and are due on screen
+// within 300 ms, see bench stream), and the pace of what the reads bring
+// while only tools run (a tool may run silently for minutes).
+func (w *watcher) liveWait() time.Duration {
+	if w.streaming {
+		return LivePollInterval
+	}
+	return w.pace.next()
+}
+
 // liveRead delivers what the heartbeat details of the streaming model turn
-// and of the running tools bring that was not delivered yet.
+// and of the running tools bring that was not delivered yet, and paces the
+// next read by whether there was any.
 func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, runID string, fn func(agent.Event)) error {
 	desc, err := c.DescribeWorkflow(ctx, workflowID, runID)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", workflowID, err)
 	}
+	brought := false
+	deliver := fn
+	fn = func(e agent.Event) {
+		brought = true
+		deliver(e)
+	}
+	defer func() { w.pace.read(brought) }()
 	for _, pa := range desc.RawResponse.GetPendingActivities() {
 		if pa.GetHeartbeatDetails() == nil {
 			continue
 		}
 		switch pa.GetActivityType().GetName() {
-		case "ModelTurn":
+		case modelActivity:
 			var p activities.LiveProgress
 			if !w.streaming || w.dc.FromPayloads(pa.GetHeartbeatDetails(), &p) != nil || p.Turn != w.turn {
 				continue
@@ -305,7 +333,7 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 }
 
 // readPage reads the events after w.after. While tools run (with Live),
-// the running tools' heartbeat details are read every LivePollInterval
+// the running tools' heartbeat details are read, at the pace of livePace,
 // until the page comes: the events Query needs the workflow's worker, and
 // on a loaded machine it sometimes waits seconds for one (the server's
 // 5 s timeout for a sticky queue nobody polls), while the server answers
@@ -324,7 +352,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, run
 		page, err := eventsPage(ctx, c, workflowID, runID, after, o.RetryFor)
 		done <- read{page, err}
 	}()
-	t := time.NewTicker(LivePollInterval)
+	t := time.NewTimer(w.liveWait())
 	defer t.Stop()
 	for {
 		select {
@@ -337,6 +365,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, run
 			if err != nil {
 				return workflows.EventsPage{}, err
 			}
+			t.Reset(w.liveWait())
 		}
 	}
 }

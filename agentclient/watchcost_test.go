@@ -1,0 +1,122 @@
+package agentclient_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/llm"
+	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// The cost guards of issue 29 point 3: watching costs what reading costs.
+
+// parallelTurns is how many turns of 4 parallel nap calls the "parallel"
+// model makes before it answers.
+const parallelTurns = 10
+
+// napTool is a tool that takes 20 ms.
+var napTool = tools.FuncTool{Def: tools.Definition{Name: "nap", Description: "sleeps 20 ms"},
+	Fn: func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
+		time.Sleep(20 * time.Millisecond)
+		return agent.TextResult("slept"), nil
+	}}
+
+func addWatchScripts(p *llm.ScriptedProvider) {
+	var turns []llm.ScriptedResponse
+	for turn := range parallelTurns {
+		var calls []agent.Content
+		for i := range 4 {
+			calls = append(calls, agent.ToolCall(fmt.Sprintf("c%d-%d", turn, i), "nap", map[string]any{}))
+		}
+		turns = append(turns, llm.ScriptedResponse{Content: calls})
+	}
+	turns = append(turns, llm.ScriptedResponse{Content: []agent.Content{agent.Text("done")}})
+	p.Add("parallel", llm.Script{Responses: turns})
+}
+
+// A live watcher of a run of 10 turns of 4 parallel tool calls reads the
+// event log (a Query, a billable action) once per model turn, not once per
+// workflow task (about 2.5 per turn before), and still gets every event,
+// in order. The news of tools starting waits NewsDelay for the model turn
+// that follows; here NewsDelay is longer than any turn's tools take, even
+// loaded, so that the count is what the code guarantees: one Query per
+// model turn scheduled, one for the run's end, one for the watch's start.
+func TestWatchedRunQueriesOncePerTurn(t *testing.T) {
+	r := newCostRig(t)
+	defer func(d time.Duration) { agentclient.NewsDelay = d }(agentclient.NewsDelay)
+	agentclient.NewsDelay = time.Minute
+	before := r.requests(t)
+	cfg := agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "parallel"}, Tools: []string{"nap"},
+		ToolExecution: agent.ExecutionParallel}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "parallel-" + testenv.Suffix(), TaskQueue: r.queue},
+		workflows.AgentLoopWorkflow, workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
+	require.NoError(t, err)
+	var seqs []int64
+	ends := 0
+	err = agentclient.Watch(ctx, r.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true, Store: r.st}, func(e agent.Event) {
+		if e.Seq == 0 {
+			return // live
+		}
+		seqs = append(seqs, e.Seq)
+		if e.Type == agent.EventToolExecutionEnd {
+			ends++
+		}
+	})
+	require.NoError(t, err)
+	for i, s := range seqs {
+		require.Equal(t, int64(i+1), s, "the watcher saw the log gap-free, in order")
+	}
+	require.Equal(t, 4*parallelTurns, ends, "every call's end")
+	used := watcherOps(r.requests(t).Sub(before))
+	t.Logf("a watched run of %d turns of 4 parallel calls: %v", parallelTurns, used)
+	require.LessOrEqual(t, used["QueryWorkflow"], float64(parallelTurns+1+2+1),
+		"one Query per model turn, one at the start, one at the end (and a spare for the run closing between two reads): %v", used)
+}
+
+// A live watcher of a tool that runs 30 s and prints one line reads the
+// running tool's partial result (DescribeWorkflowExecution) at the pace of
+// what happens: every 50 ms for LiveQuiet after the tool starts and after
+// each partial result, then less and less often while nothing changes, at
+// least a second apart, where it read every 50 ms throughout before (602
+// reads in 30 s). The partial result still shows live.
+func TestWatchedSilentToolDescribeRate(t *testing.T) {
+	r := newCostRig(t)
+	before := r.requests(t)
+	run := r.startRun(t, "bash30", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var live []string
+	start := time.Now()
+	err := agentclient.Watch(ctx, r.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true, Store: r.st}, func(e agent.Event) {
+		if e.Seq == 0 && e.Type == agent.EventToolExecutionUpdate && e.PartialResult != nil {
+			mu.Lock()
+			live = append(live, agent.TextOf(e.PartialResult.Content))
+			mu.Unlock()
+		}
+	})
+	require.NoError(t, err)
+	took := time.Since(start)
+	used := watcherOps(r.requests(t).Sub(before))
+	t.Logf("a watched 30 s bash call (watch took %v): %v; live partial results %q", took, used, live)
+	require.NotEmpty(t, live, "the running tool's partial result showed live")
+	require.Contains(t, live[0], "working")
+	// One a second while nothing changes, plus, after the tool started and
+	// after its line came, LiveQuiet of reads at LivePollInterval and the
+	// ramp from there to LivePollMax (5 doublings), and the model turns'.
+	fast := float64(agentclient.LiveQuiet/agentclient.LivePollInterval) + 5
+	require.LessOrEqual(t, used["DescribeWorkflowExecution"], took.Seconds()/agentclient.LivePollMax.Seconds()+2*fast+5,
+		"Describe follows what happens: %v", used)
+}
