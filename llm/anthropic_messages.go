@@ -100,11 +100,9 @@ func anthropicAssistantBlocks(content []agent.Content) []anthropic.ContentBlockP
 				blocks = append(blocks, anthropic.NewThinkingBlock(c.ThinkingSignature, c.Thinking))
 			}
 		case agent.ContentToolCall:
-			args := c.Arguments
-			if args == nil {
-				args = map[string]any{}
-			}
-			blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, args, c.Name))
+			// pi sends the arguments as received (block.arguments ?? {}),
+			// also when they are not an object.
+			blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, c.ArgumentsValue(), c.Name))
 		}
 	}
 	return blocks

@@ -1148,6 +1148,28 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 		require.NotNil(t, r1)
 		require.Equal(t, want, r1["content"])
 	})
+	// The same on Anthropic: pi-ai sends the call back with the value it
+	// received as its input (block.arguments ?? {}), not {}.
+	t.Run("anthropic not an object", func(t *testing.T) {
+		t.Parallel()
+		f := newFakeServer(t,
+			step{Fixture: "anthropic_array_tool_args.sse"},
+			step{Body: anthropicText("msg_fix", 40, 0, 0, 6, "Which", " city?")})
+		rec := &calls{}
+		r := newRig(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-e2e-" + randomHex(8), "ANTHROPIC_BASE_URL": f.URL},
+			weatherTool(rec))
+		run := r.start(input("anthropic/claude-haiku-4-5", "weather", "get_weather"))
+		res := r.result(run)
+		require.Len(t, res.Messages, 4)
+		call := res.Messages[1].ToolCalls()[0]
+		require.Equal(t, `[1,2]`, string(call.RawArguments))
+		require.Empty(t, rec.of("get_weather"), "the tool never ran")
+		want := "Validation failed for tool \"get_weather\":\n  - root: must be object\n\nReceived arguments:\n[\n  1,\n  2\n]"
+		require.Equal(t, want, agent.TextOf(res.Messages[2].Content))
+		back := find(f.Requests()[1].Body["messages"], has("type", "tool_use", "id", "toolu_arr"))
+		require.NotNil(t, back)
+		require.Equal(t, []any{1.0, 2.0}, back["input"], "the value as received, as pi")
+	})
 }
 
 // ---------------------------------------------------------------------------
