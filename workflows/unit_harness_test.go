@@ -1,0 +1,306 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/workflows"
+)
+
+// The fast layer: the real workflows on the SDK's TestWorkflowEnvironment,
+// with no server, the activities mocked with the results the real ones
+// give. Its tests are named TestUnit... so that `go test ./workflows -run
+// '^TestUnit'` runs them alone, in seconds. The dev-server tests stay for
+// what only a server shows: Updates over the wire, replay, crashes and the
+// conformance traces.
+
+// acts names the activities for OnActivity: the workflows call them as
+// methods of a nil *activities.Activities, and the mocks stand in for them.
+var acts *activities.Activities
+
+// unitRun is a run on the test environment: a scripted model, tools with
+// the behaviour each test gives them, and a record of what ran.
+type unitRun struct {
+	t   *testing.T
+	env *testsuite.TestWorkflowEnvironment
+
+	mu      sync.Mutex
+	answers [][]agent.Content // the model's answers, turn by turn
+	usage   agent.Usage       // what each model call bills
+	retried map[int]agent.Usage // by turn: what the turn's failed attempts billed
+	tools   map[string]unitTool
+	timing  map[string]callTiming
+	// modelTurns and executed record the activities the run called.
+	modelTurns []activities.ModelTurnInput
+	executed   []activities.ExecuteInput
+	// unanswered counts the Updates sent that were neither refused nor
+	// completed: a test ends with none.
+	unanswered int
+}
+
+// unitTool is a mocked tool: its scheduling info and its behaviour.
+type unitTool struct {
+	info activities.ToolInfo
+	run  func(activities.ExecuteInput) (activities.ExecuteOutput, error)
+}
+
+// newUnitRun is a test environment with the real workflows registered and
+// the model, prepare, execute and finalize activities mocked.
+func newUnitRun(t *testing.T, answers ...[]agent.Content) *unitRun {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietLogger{})
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.RegisterWorkflows(env)
+	r := &unitRun{t: t, env: env, answers: answers, tools: map[string]unitTool{}, timing: map[string]callTiming{},
+		usage: agent.Usage{Input: 100, Output: 10, TotalTokens: 110, Cost: agent.Cost{Input: 0.001, Output: 0.001, Total: 0.002}}}
+	t.Cleanup(func() {
+		if r.unanswered != 0 {
+			t.Errorf("%d Updates were never answered", r.unanswered)
+		}
+	})
+	env.OnActivity(acts.ResolveRun, mock.Anything, mock.Anything).Return(r.resolve)
+	env.OnActivity(acts.ModelTurn, mock.Anything, mock.Anything).Return(r.modelTurn)
+	env.OnActivity(acts.PrepareToolCall, mock.Anything, mock.Anything).Return(r.prepare)
+	env.OnActivity(acts.FinalizeToolCall, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FinalizeInput) (activities.FinalizeOutput, error) {
+			return activities.FinalizeOutput{Result: in.Result, IsError: in.IsError}, nil
+		})
+	return r
+}
+
+// tool adds a tool that answers "<name> done", having run as long as
+// timing says for the call.
+func (r *unitRun) tool(name string) *unitRun {
+	return r.toolFunc(name, func(in activities.ExecuteInput) (activities.ExecuteOutput, error) {
+		return activities.ExecuteOutput{Result: agent.TextResult(name + " done"), Duration: r.timing[in.ToolCallID].ran}, nil
+	})
+}
+
+// toolFunc adds a tool with its own behaviour.
+func (r *unitRun) toolFunc(name string, run func(activities.ExecuteInput) (activities.ExecuteOutput, error)) *unitRun {
+	r.tools[name] = unitTool{info: activities.ToolInfo{Name: name}, run: run}
+	return r
+}
+
+// took says that a call ran for ran (what the tool reports) and that its
+// result reached the workflow arrives after the call was scheduled, on the
+// workflow's clock: later than ran when it waited for a worker.
+func (r *unitRun) took(callID string, ran, arrives time.Duration) *unitRun {
+	r.timing[callID] = callTiming{ran: ran, arrives: arrives}
+	return r
+}
+
+// callTiming is a tool call's duration and when its result arrives.
+type callTiming struct{ ran, arrives time.Duration }
+
+// mockTools mocks ExecuteToolCall: a mock for each timed call that
+// answers when the workflow's clock has advanced by its arrival, then one
+// for every other call.
+func (r *unitRun) mockTools() {
+	for id, tm := range r.timing {
+		isCall := mock.MatchedBy(func(in activities.ExecuteInput) bool { return in.ToolCallID == id })
+		r.env.OnActivity(acts.ExecuteToolCall, mock.Anything, isCall).Return(r.execute).After(tm.arrives)
+	}
+	r.env.OnActivity(acts.ExecuteToolCall, mock.Anything, mock.Anything).Return(r.execute)
+}
+
+// withInfo changes a tool's scheduling info (execution mode, read-only).
+func (r *unitRun) withInfo(name string, change func(*activities.ToolInfo)) *unitRun {
+	t := r.tools[name]
+	change(&t.info)
+	r.tools[name] = t
+	return r
+}
+
+// input is a run of the scripted model with the named tools.
+func (r *unitRun) input(prompt string, tools ...string) workflows.AgentLoopInput {
+	return workflows.AgentLoopInput{
+		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: tools},
+		Prompt:     prompt,
+	}
+}
+
+// run executes AgentLoop to its end and returns its result and events.
+func (r *unitRun) run(in workflows.AgentLoopInput) (workflows.AgentLoopResult, []agent.Event) {
+	r.t.Helper()
+	r.mockTools()
+	r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, in)
+	require.True(r.t, r.env.IsWorkflowCompleted())
+	require.NoError(r.t, r.env.GetWorkflowError())
+	var res workflows.AgentLoopResult
+	require.NoError(r.t, r.env.GetWorkflowResult(&res))
+	return res, r.events()
+}
+
+// events reads the run's durable event log with QueryEvents.
+func (r *unitRun) events() []agent.Event {
+	r.t.Helper()
+	v, err := r.env.QueryWorkflow(workflows.QueryEvents, workflows.EventsQuery{})
+	require.NoError(r.t, err)
+	var page workflows.EventsPage
+	require.NoError(r.t, v.Get(&page))
+	require.Equal(r.t, page.Last-page.First+1, int64(len(page.Events)), "one page holds the whole log")
+	return page.Events
+}
+
+// state reads QueryState.
+func (r *unitRun) state() workflows.RunState {
+	r.t.Helper()
+	v, err := r.env.QueryWorkflow(workflows.QueryState)
+	require.NoError(r.t, err)
+	var st workflows.RunState
+	require.NoError(r.t, v.Get(&st))
+	return st
+}
+
+// at runs fn when the workflow's clock has advanced by d.
+func (r *unitRun) at(d time.Duration, fn func()) {
+	r.env.RegisterDelayedCallback(fn, d)
+}
+
+// update sends an Update and requires the answer the test expects: nil
+// wantErr means accepted.
+func (r *unitRun) update(name string, wantErr string, arg any) {
+	r.t.Helper()
+	r.unanswered++
+	r.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+		OnReject: func(err error) {
+			r.unanswered--
+			if wantErr == "" {
+				r.t.Errorf("update %s refused: %v", name, err)
+				return
+			}
+			require.ErrorContains(r.t, err, wantErr)
+		},
+		OnAccept: func() {
+			if wantErr != "" {
+				r.t.Errorf("update %s accepted, want refusal %q", name, wantErr)
+			}
+		},
+		OnComplete: func(_ any, err error) {
+			r.unanswered--
+			if wantErr == "" && err != nil {
+				r.t.Errorf("update %s failed: %v", name, err)
+			}
+		},
+	}, arg)
+}
+
+// updateResult sends an Update that must succeed and hands its answer to
+// check.
+func updateResultOf[T any](r *unitRun, name string, arg any, check func(T)) {
+	r.t.Helper()
+	r.unanswered++
+	r.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+		OnReject: func(err error) {
+			r.unanswered--
+			r.t.Errorf("update %s refused: %v", name, err)
+		},
+		OnAccept: func() {},
+		OnComplete: func(v any, err error) {
+			r.unanswered--
+			if err != nil {
+				r.t.Errorf("update %s failed: %v", name, err)
+				return
+			}
+			out, ok := v.(T)
+			if !ok {
+				r.t.Errorf("update %s answered %T, want %T", name, v, out)
+				return
+			}
+			check(out)
+		},
+	}, arg)
+}
+
+func (r *unitRun) resolve(_ context.Context, in activities.ResolveRunInput) (activities.ResolveRunOutput, error) {
+	out := activities.ResolveRunOutput{Tools: []activities.ToolInfo{}}
+	for _, name := range in.Tools {
+		t, ok := r.tools[name]
+		if !ok {
+			return out, fmt.Errorf("unknown tool %q", name)
+		}
+		out.Tools = append(out.Tools, t.info)
+	}
+	return out, nil
+}
+
+// modelTurn answers with the next scripted answer, as the scripted model
+// does: stopReason toolUse when it calls tools, stop otherwise.
+func (r *unitRun) modelTurn(_ context.Context, in activities.ModelTurnInput) (activities.ModelTurnOutput, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.modelTurns = append(r.modelTurns, in)
+	n := len(r.modelTurns)
+	if n > len(r.answers) {
+		return activities.ModelTurnOutput{}, fmt.Errorf("the script has %d answers; turn %d asked for another", len(r.answers), n)
+	}
+	u := r.usage
+	m := agent.Message{Role: agent.RoleAssistant, Content: r.answers[n-1], API: "scripted", Provider: in.Model.Provider,
+		Model: in.Model.ID, Usage: &u, StopReason: agent.StopReasonStop, Timestamp: int64(n)}
+	if len(m.ToolCalls()) > 0 {
+		m.StopReason = agent.StopReasonToolUse
+	}
+	out := activities.ModelTurnOutput{Message: m}
+	if u, ok := r.retried[n]; ok {
+		out.Retried = &u
+	}
+	return out, nil
+}
+
+// prepare validates nothing: every call's arguments are its arguments.
+func (r *unitRun) prepare(_ context.Context, in activities.PrepareInput) (activities.PrepareOutput, error) {
+	args := in.ToolCall.Arguments
+	if args == nil {
+		args = map[string]any{}
+	}
+	return activities.PrepareOutput{Args: args}, nil
+}
+
+func (r *unitRun) execute(_ context.Context, in activities.ExecuteInput) (activities.ExecuteOutput, error) {
+	r.mu.Lock()
+	r.executed = append(r.executed, in)
+	t := r.tools[in.ToolName]
+	r.mu.Unlock()
+	return t.run(in)
+}
+
+// executedIDs lists the tool calls that ran, in the order they ran.
+func (r *unitRun) executedIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for _, in := range r.executed {
+		ids = append(ids, in.ToolCallID)
+	}
+	return ids
+}
+
+// calls is an answer calling the named tools, with ids <name>-<turn>-<i>.
+func calls(turn int, names ...string) []agent.Content {
+	var blocks []agent.Content
+	for i, n := range names {
+		blocks = append(blocks, agent.ToolCall(fmt.Sprintf("%s-%d-%d", n, turn, i), n, map[string]any{}))
+	}
+	return blocks
+}
+
+func says(s string) []agent.Content { return []agent.Content{agent.Text(s)} }
+
+// quietLogger drops the SDK's logs: the tests assert on events instead.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
