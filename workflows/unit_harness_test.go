@@ -34,8 +34,8 @@ type unitRun struct {
 	env *testsuite.TestWorkflowEnvironment
 
 	mu      sync.Mutex
-	answers [][]agent.Content // the model's answers, turn by turn
-	usage   agent.Usage       // what each model call bills
+	answers [][]agent.Content   // the model's answers, turn by turn
+	usage   agent.Usage         // what each model call bills
 	retried map[int]agent.Usage // by turn: what the turn's failed attempts billed
 	tools   map[string]unitTool
 	timing  map[string]callTiming
