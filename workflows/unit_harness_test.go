@@ -45,6 +45,8 @@ type unitRun struct {
 	// unanswered counts the Updates sent that were neither refused nor
 	// completed: a test ends with none.
 	unanswered int
+	// notRun counts the delayed callbacks not run yet.
+	notRun int
 }
 
 // unitTool is a mocked tool: its scheduling info and its behaviour.
@@ -66,6 +68,9 @@ func newUnitRun(t *testing.T, answers ...[]agent.Content) *unitRun {
 	t.Cleanup(func() {
 		if r.unanswered != 0 {
 			t.Errorf("%d Updates were never answered", r.unanswered)
+		}
+		if r.notRun != 0 {
+			t.Errorf("%d delayed callbacks never ran: the run ended first", r.notRun)
 		}
 	})
 	env.OnActivity(acts.ResolveRun, mock.Anything, mock.Anything).Return(r.resolve)
@@ -163,9 +168,14 @@ func (r *unitRun) state() workflows.RunState {
 	return st
 }
 
-// at runs fn when the workflow's clock has advanced by d.
+// at runs fn when the workflow's clock has advanced by d; the run must
+// still be going then (a test ends with every callback run).
 func (r *unitRun) at(d time.Duration, fn func()) {
-	r.env.RegisterDelayedCallback(fn, d)
+	r.notRun++
+	r.env.RegisterDelayedCallback(func() {
+		r.notRun--
+		fn()
+	}, d)
 }
 
 // update sends an Update and requires the answer the test expects: nil
