@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
@@ -40,6 +43,7 @@ type unitRun struct {
 	tools   map[string]unitTool
 	timing  map[string]callTiming
 	// modelTurns and executed record the activities the run called.
+	resolved   []activities.ResolveRunInput
 	modelTurns []activities.ModelTurnInput
 	executed   []activities.ExecuteInput
 	// unanswered counts the Updates sent that were neither refused nor
@@ -59,11 +63,7 @@ type unitTool struct {
 // the model, prepare, execute and finalize activities mocked.
 func newUnitRun(t *testing.T, answers ...[]agent.Content) *unitRun {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(quietLogger{})
-	env := suite.NewTestWorkflowEnvironment()
-	workflows.RegisterWorkflows(env)
-	r := &unitRun{t: t, env: env, answers: answers, tools: map[string]unitTool{}, timing: map[string]callTiming{},
+	r := &unitRun{t: t, answers: answers, tools: map[string]unitTool{}, timing: map[string]callTiming{},
 		usage: agent.Usage{Input: 100, Output: 10, TotalTokens: 110, Cost: agent.Cost{Input: 0.001, Output: 0.001, Total: 0.002}}}
 	t.Cleanup(func() {
 		if r.unanswered != 0 {
@@ -73,6 +73,18 @@ func newUnitRun(t *testing.T, answers ...[]agent.Content) *unitRun {
 			t.Errorf("%d delayed callbacks never ran: the run ended first", r.notRun)
 		}
 	})
+	r.newEnv()
+	return r
+}
+
+// newEnv starts a test environment, as a worker would start a workflow
+// run: the real workflows, the model, prepare and finalize mocked (the
+// tools are mocked when the run starts: mockTools).
+func (r *unitRun) newEnv() {
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietLogger{})
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.RegisterWorkflows(env)
 	env.OnActivity(acts.ResolveRun, mock.Anything, mock.Anything).Return(r.resolve)
 	env.OnActivity(acts.ModelTurn, mock.Anything, mock.Anything).Return(r.modelTurn)
 	env.OnActivity(acts.PrepareToolCall, mock.Anything, mock.Anything).Return(r.prepare)
@@ -80,7 +92,7 @@ func newUnitRun(t *testing.T, answers ...[]agent.Content) *unitRun {
 		func(_ context.Context, in activities.FinalizeInput) (activities.FinalizeOutput, error) {
 			return activities.FinalizeOutput{Result: in.Result, IsError: in.IsError}, nil
 		})
-	return r
+	r.env = env
 }
 
 // tool adds a tool that answers "<name> done", having run as long as
@@ -145,6 +157,35 @@ func (r *unitRun) run(in workflows.AgentLoopInput) (workflows.AgentLoopResult, [
 	var res workflows.AgentLoopResult
 	require.NoError(r.t, r.env.GetWorkflowResult(&res))
 	return res, r.events()
+}
+
+// chain executes AgentLoop and every workflow run it continues as new
+// into, each on a fresh environment as on another worker, and returns the
+// last run's result, the events of all runs, and the inputs each run
+// after the first started with.
+func (r *unitRun) chain(in workflows.AgentLoopInput) (workflows.AgentLoopResult, []agent.Event, []workflows.AgentLoopInput) {
+	r.t.Helper()
+	var evs []agent.Event
+	var next []workflows.AgentLoopInput
+	for {
+		r.mockTools()
+		r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, in)
+		require.True(r.t, r.env.IsWorkflowCompleted())
+		evs = append(evs, r.events()...)
+		var cont *workflow.ContinueAsNewError
+		if err := r.env.GetWorkflowError(); errors.As(err, &cont) {
+			require.Equal(r.t, workflows.AgentLoopWorkflow, cont.WorkflowType.Name)
+			in = workflows.AgentLoopInput{}
+			require.NoError(r.t, converter.GetDefaultDataConverter().FromPayloads(cont.Input, &in))
+			next = append(next, in)
+			r.newEnv()
+			continue
+		}
+		require.NoError(r.t, r.env.GetWorkflowError())
+		var res workflows.AgentLoopResult
+		require.NoError(r.t, r.env.GetWorkflowResult(&res))
+		return res, evs, next
+	}
 }
 
 // events reads the run's durable event log with QueryEvents.
@@ -234,6 +275,9 @@ func updateResultOf[T any](r *unitRun, name string, arg any, check func(T)) {
 }
 
 func (r *unitRun) resolve(_ context.Context, in activities.ResolveRunInput) (activities.ResolveRunOutput, error) {
+	r.mu.Lock()
+	r.resolved = append(r.resolved, in)
+	r.mu.Unlock()
 	out := activities.ResolveRunOutput{Tools: []activities.ToolInfo{}}
 	for _, name := range in.Tools {
 		t, ok := r.tools[name]
