@@ -122,10 +122,11 @@ type callTiming struct{ ran, arrives time.Duration }
 
 // mockTools mocks ExecuteToolCall: a mock for each timed call that
 // answers when the workflow's clock has advanced by its arrival, then one
-// for every other call.
+// for every other call. A call run after an abort (Aborted: its context
+// is cancelled from the start) answers at once.
 func (r *unitRun) mockTools() {
 	for id, tm := range r.timing {
-		isCall := mock.MatchedBy(func(in activities.ExecuteInput) bool { return in.ToolCallID == id })
+		isCall := mock.MatchedBy(func(in activities.ExecuteInput) bool { return in.ToolCallID == id && !in.Aborted })
 		r.env.OnActivity(acts.ExecuteToolCall, mock.Anything, isCall).Return(r.execute).After(tm.arrives)
 	}
 	r.env.OnActivity(acts.ExecuteToolCall, mock.Anything, mock.Anything).Return(r.execute)
