@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -189,6 +190,23 @@ func (r *unitRun) chain(in workflows.AgentLoopInput) (workflows.AgentLoopResult,
 	}
 }
 
+// session runs AgentSession until the workflow's clock reaches end, when
+// it is cancelled (a session waits for prompts for ever), and returns its
+// events.
+func (r *unitRun) session(in workflows.SessionInput, end time.Duration) []agent.Event {
+	r.t.Helper()
+	if in.Model.Provider == "" {
+		in.Model = agent.ModelRef{Provider: "test", ID: "script"}
+	}
+	r.at(end, func() { r.env.CancelWorkflow() })
+	r.mockTools()
+	r.env.ExecuteWorkflow(workflows.SessionWorkflow, in)
+	require.True(r.t, r.env.IsWorkflowCompleted())
+	var cancelled *temporal.CanceledError
+	require.True(r.t, errors.As(r.env.GetWorkflowError(), &cancelled), "%v", r.env.GetWorkflowError())
+	return r.events()
+}
+
 // events reads the run's durable event log with QueryEvents.
 func (r *unitRun) events() []agent.Event {
 	r.t.Helper()
@@ -220,35 +238,32 @@ func (r *unitRun) at(d time.Duration, fn func()) {
 	}, d)
 }
 
-// update sends an Update and requires the answer the test expects: nil
-// wantErr means accepted.
+// update sends an Update and requires the answer the test expects: an
+// empty wantErr means success, else the Update fails (refused by its
+// validator or failed by its handler, both errors to the client) with an
+// error containing wantErr.
 func (r *unitRun) update(name string, wantErr string, arg any) {
 	r.t.Helper()
 	r.unanswered++
-	r.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
-		OnReject: func(err error) {
-			r.unanswered--
-			if wantErr == "" {
-				r.t.Errorf("update %s refused: %v", name, err)
-				return
-			}
+	answered := func(err error) {
+		r.unanswered--
+		switch {
+		case wantErr == "" && err != nil:
+			r.t.Errorf("update %s failed: %v", name, err)
+		case wantErr != "" && err == nil:
+			r.t.Errorf("update %s succeeded, want an error containing %q", name, wantErr)
+		case wantErr != "":
 			require.ErrorContains(r.t, err, wantErr)
-		},
-		OnAccept: func() {
-			if wantErr != "" {
-				r.t.Errorf("update %s accepted, want refusal %q", name, wantErr)
-			}
-		},
-		OnComplete: func(_ any, err error) {
-			r.unanswered--
-			if wantErr == "" && err != nil {
-				r.t.Errorf("update %s failed: %v", name, err)
-			}
-		},
+		}
+	}
+	r.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+		OnReject:   answered,
+		OnAccept:   func() {},
+		OnComplete: func(_ any, err error) { answered(err) },
 	}, arg)
 }
 
-// updateResult sends an Update that must succeed and hands its answer to
+// updateResultOf sends an Update that must succeed and hands its answer to
 // check.
 func updateResultOf[T any](r *unitRun, name string, arg any, check func(T)) {
 	r.t.Helper()
@@ -280,10 +295,13 @@ func (r *unitRun) resolve(_ context.Context, in activities.ResolveRunInput) (act
 	r.resolved = append(r.resolved, in)
 	r.mu.Unlock()
 	out := activities.ResolveRunOutput{Tools: []activities.ToolInfo{}}
+	if in.Model.Provider != "test" {
+		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown model provider %q", in.Model.Provider), "ConfigError", nil)
+	}
 	for _, name := range in.Tools {
 		t, ok := r.tools[name]
 		if !ok {
-			return out, fmt.Errorf("unknown tool %q", name)
+			return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf("unknown tool %q", name), "ConfigError", nil)
 		}
 		out.Tools = append(out.Tools, t.info)
 	}
