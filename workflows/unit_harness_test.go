@@ -41,6 +41,10 @@ type unitRun struct {
 	answers [][]agent.Content   // the model's answers, turn by turn
 	usage   agent.Usage         // what each model call bills
 	retried map[int]agent.Usage // by turn: what the turn's failed attempts billed
+	// failModel, when set, is how every model turn fails; block, when
+	// set, is a beforeToolCall hook: a reason blocks the call.
+	failModel error
+	block     func(agent.Content) string
 	tools   map[string]unitTool
 	timing  map[string]callTiming
 	// modelTurns and executed record the activities the run called.
@@ -315,6 +319,9 @@ func (r *unitRun) modelTurn(_ context.Context, in activities.ModelTurnInput) (ac
 	defer r.mu.Unlock()
 	r.modelTurns = append(r.modelTurns, in)
 	n := len(r.modelTurns)
+	if r.failModel != nil {
+		return activities.ModelTurnOutput{}, r.failModel
+	}
 	if n > len(r.answers) {
 		return activities.ModelTurnOutput{}, fmt.Errorf("the script has %d answers; turn %d asked for another", len(r.answers), n)
 	}
@@ -331,8 +338,14 @@ func (r *unitRun) modelTurn(_ context.Context, in activities.ModelTurnInput) (ac
 	return out, nil
 }
 
-// prepare validates nothing: every call's arguments are its arguments.
+// prepare validates nothing: every call's arguments are its arguments,
+// unless the block hook blocks the call.
 func (r *unitRun) prepare(_ context.Context, in activities.PrepareInput) (activities.PrepareOutput, error) {
+	if r.block != nil && len(in.BeforeToolCall) > 0 {
+		if why := r.block(in.ToolCall); why != "" {
+			return activities.PrepareOutput{Immediate: true, IsError: true, Result: agent.ErrorResult(why)}, nil
+		}
+	}
 	args := in.ToolCall.Arguments
 	if args == nil {
 		args = map[string]any{}
