@@ -45,8 +45,8 @@ type unitRun struct {
 	// set, is a beforeToolCall hook: a reason blocks the call.
 	failModel error
 	block     func(agent.Content) string
-	tools   map[string]unitTool
-	timing  map[string]callTiming
+	tools     map[string]unitTool
+	timing    map[string]callTiming
 	// modelTurns and executed record the activities the run called.
 	resolved   []activities.ResolveRunInput
 	modelTurns []activities.ModelTurnInput
