@@ -104,3 +104,36 @@ func texts(ms []agent.Message) []string {
 	}
 	return out
 }
+
+// A client that did not hear back sends its Update again with the same
+// ID, perhaps after the run continued as new: the repeat is answered with
+// the first answer and applied once, since the run carries the IDs it
+// applied.
+func TestUnitCarryAppliesARepeatedUpdateOnce(t *testing.T) {
+	r := newUnitRun(t, calls(1, "wait"), calls(2, "wait"), says("done")).tool("wait")
+	r.took("wait-1-0", time.Minute, time.Minute)
+	r.took("wait-2-0", time.Minute, time.Minute)
+	in := r.input("go", "wait")
+	in.ContinueAsNewAfterTurns = 1
+	steer := func() {
+		updateResultWithID(r, "steer-1", workflows.UpdateSteer, agent.UserText("only once", 0), func(s workflows.QueueStatus) {
+			require.Equal(t, 1, s.Queued, "the first answer")
+		})
+	}
+	r.eachRun = func(run int) {
+		switch run {
+		case 1:
+			r.at(time.Second, steer)
+		case 2:
+			r.at(time.Second, func() {
+				steer()
+				r.update(workflows.UpdateSteer, "", agent.UserText("a new one", 0))
+			})
+		}
+	}
+	res, _, next := r.chain(in)
+	require.Len(t, next, 2)
+	require.Equal(t, "steer-1", next[0].Carry.Updates[0].ID)
+	require.Equal(t, []string{"user:go", "assistant:", "toolResult:wait done", "user:only once",
+		"assistant:", "toolResult:wait done", "user:a new one", "assistant:done"}, transcript(res))
+}

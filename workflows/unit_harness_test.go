@@ -54,6 +54,9 @@ type unitRun struct {
 	// unanswered counts the Updates sent that were neither refused nor
 	// completed: a test ends with none.
 	unanswered int
+	// eachRun, when set, is called as chain starts each workflow run
+	// (from 1), to drive it.
+	eachRun func(run int)
 	// notRun counts the delayed callbacks not run yet.
 	notRun int
 }
@@ -174,6 +177,9 @@ func (r *unitRun) chain(in workflows.AgentLoopInput) (workflows.AgentLoopResult,
 	var evs []agent.Event
 	var next []workflows.AgentLoopInput
 	for {
+		if r.eachRun != nil {
+			r.eachRun(len(next) + 1)
+		}
 		r.mockTools()
 		r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, in)
 		require.True(r.t, r.env.IsWorkflowCompleted())
@@ -248,6 +254,13 @@ func (r *unitRun) at(d time.Duration, fn func()) {
 // error containing wantErr.
 func (r *unitRun) update(name string, wantErr string, arg any) {
 	r.t.Helper()
+	r.updateWithID("", name, wantErr, arg)
+}
+
+// updateWithID is update with the Update ID a client gives it (a client
+// that retries sends the same one).
+func (r *unitRun) updateWithID(id, name string, wantErr string, arg any) {
+	r.t.Helper()
 	r.unanswered++
 	answered := func(err error) {
 		r.unanswered--
@@ -260,7 +273,7 @@ func (r *unitRun) update(name string, wantErr string, arg any) {
 			require.ErrorContains(r.t, err, wantErr)
 		}
 	}
-	r.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+	r.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
 		OnReject:   answered,
 		OnAccept:   func() {},
 		OnComplete: func(_ any, err error) { answered(err) },
@@ -271,8 +284,14 @@ func (r *unitRun) update(name string, wantErr string, arg any) {
 // check.
 func updateResultOf[T any](r *unitRun, name string, arg any, check func(T)) {
 	r.t.Helper()
+	updateResultWithID(r, "", name, arg, check)
+}
+
+// updateResultWithID is updateResultOf with a client's Update ID.
+func updateResultWithID[T any](r *unitRun, id, name string, arg any, check func(T)) {
+	r.t.Helper()
 	r.unanswered++
-	r.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+	r.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
 		OnReject: func(err error) {
 			r.unanswered--
 			r.t.Errorf("update %s refused: %v", name, err)
