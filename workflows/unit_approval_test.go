@@ -172,6 +172,9 @@ func TestUnitApprovalAbort(t *testing.T) {
 	in := r.input("go", "write")
 	in.Approval = &agent.ApprovalPolicy{Tools: []string{"write"}}
 	r.at(time.Hour, func() {
+		st := r.state()
+		require.Len(t, st.PendingApprovals, 1)
+		require.Zero(t, st.PendingApprovals[0].Deadline, "no timeout, no deadline")
 		updateResultOf(r, workflows.UpdateAbort, map[string]any{}, func(s workflows.AbortStatus) { require.False(t, s.AlreadyAborted) })
 	})
 	res, _ := r.run(in)
