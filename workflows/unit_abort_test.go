@@ -33,7 +33,7 @@ func TestUnitAbortCancelsToolsAndEndsWithoutCallingTheModel(t *testing.T) {
 	r.took("wait-1-0", time.Hour, time.Hour)
 	in := r.input("go", "wait", "later")
 	in.ToolExecution = agent.ExecutionSequential
-	r.at(time.Second, func() {
+	r.at(time.Minute, func() {
 		updateResultOf(r, workflows.UpdateAbort, activities.AbortRequest{Reason: "stop"},
 			func(s workflows.AbortStatus) { require.False(t, s.AlreadyAborted) })
 		updateResultOf(r, workflows.UpdateAbort, activities.AbortRequest{Reason: "again"},
@@ -67,7 +67,7 @@ func TestUnitAbortCancelsToolsAndEndsWithoutCallingTheModel(t *testing.T) {
 func TestUnitWorkflowCancelEndsLikeAbort(t *testing.T) {
 	r := newUnitRun(t, calls(1, "wait"), says("never")).toolFunc("wait", abortAware("wait"))
 	r.took("wait-1-0", time.Hour, time.Hour)
-	r.at(time.Second, func() { r.env.CancelWorkflow() })
+	r.at(time.Minute, func() { r.env.CancelWorkflow() })
 	r.mockTools()
 	r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, r.input("go", "wait"))
 	var cancelled *temporal.CanceledError

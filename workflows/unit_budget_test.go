@@ -115,10 +115,10 @@ func TestUnitBudgetInvalid(t *testing.T) {
 // negative limit is refused by the validator.
 func TestUnitBudgetRaisedMidRun(t *testing.T) {
 	r := newUnitRun(t, calls(1, "wait"), calls(2, "quick"), says("finished")).tool("wait").tool("quick")
-	r.took("wait-1-0", time.Minute, time.Minute)
+	r.took("wait-1-0", time.Hour, time.Hour)
 	in := r.input("go", "wait", "quick")
 	in.Budget = &agent.Budget{MaxTurns: 1}
-	r.at(time.Second, func() {
+	r.at(time.Minute, func() {
 		require.Equal(t, []string{"wait-1-0"}, r.state().PendingToolCalls)
 		r.update(workflows.UpdateSetBudget, "budget.maxTurns must not be negative", agent.Budget{MaxTurns: -3})
 		updateResultOf(r, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 3}, func(bs workflows.BudgetState) {
@@ -135,10 +135,10 @@ func TestUnitBudgetRaisedMidRun(t *testing.T) {
 // unless setBudget allows one more call before that turn starts.
 func TestUnitBudgetRefusedCallLiftedBySetBudget(t *testing.T) {
 	r := newUnitRun(t, calls(1, "wait", "quick"), says("finished")).tool("wait").tool("quick")
-	r.took("wait-1-0", time.Minute, time.Minute)
+	r.took("wait-1-0", time.Hour, time.Hour)
 	in := r.input("go", "wait", "quick")
 	in.Budget = &agent.Budget{MaxToolCalls: 1}
-	r.at(time.Second, func() {
+	r.at(time.Minute, func() {
 		updateResultOf(r, workflows.UpdateSetBudget, agent.Budget{MaxToolCalls: 5}, func(bs workflows.BudgetState) {
 			require.Equal(t, 4, *bs.Remaining.ToolCalls)
 		})

@@ -64,13 +64,13 @@ func TestUnitCarryContinuesAsNewWithoutAGap(t *testing.T) {
 // queue modes, the budget's spend and a person's "always" carry over.
 func TestUnitCarryKeepsQueuesBudgetAndApprovals(t *testing.T) {
 	r := newUnitRun(t, calls(1, "write"), calls(2, "write"), calls(3, "write"), says("a4"), says("a5")).tool("write")
-	r.took("write-1-0", time.Minute, time.Minute)
+	r.took("write-1-0", time.Hour, time.Hour)
 	in := r.input("go", "write")
 	in.ContinueAsNewAfterTurns = 1
 	in.FollowUpMode = agent.QueueAll
 	in.Budget = &agent.Budget{MaxToolCalls: 3}
 	in.Approval = &agent.ApprovalPolicy{Tools: []string{"write"}}
-	r.at(time.Second, func() {
+	r.at(time.Minute, func() {
 		r.approve("write-1-0", agent.ApprovalAlways, "", "")
 		r.update(workflows.UpdateSteer, "", agent.UserText("steer at the seam", 0))
 		r.update(workflows.UpdateFollowUp, "", agent.UserText("follow 1", 0))
@@ -111,8 +111,8 @@ func texts(ms []agent.Message) []string {
 // applied.
 func TestUnitCarryAppliesARepeatedUpdateOnce(t *testing.T) {
 	r := newUnitRun(t, calls(1, "wait"), calls(2, "wait"), says("done")).tool("wait")
-	r.took("wait-1-0", time.Minute, time.Minute)
-	r.took("wait-2-0", time.Minute, time.Minute)
+	r.took("wait-1-0", time.Hour, time.Hour)
+	r.took("wait-2-0", time.Hour, time.Hour)
 	in := r.input("go", "wait")
 	in.ContinueAsNewAfterTurns = 1
 	steer := func() {
@@ -123,9 +123,9 @@ func TestUnitCarryAppliesARepeatedUpdateOnce(t *testing.T) {
 	r.eachRun = func(run int) {
 		switch run {
 		case 1:
-			r.at(time.Second, steer)
+			r.at(time.Minute, steer)
 		case 2:
-			r.at(time.Second, func() {
+			r.at(time.Minute, func() {
 				steer()
 				r.update(workflows.UpdateSteer, "", agent.UserText("a new one", 0))
 			})

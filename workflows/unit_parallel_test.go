@@ -11,7 +11,13 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-const ms = time.Millisecond
+// u is the tests' unit of time, and their order windows are 300 or 500
+// units. It is long because the test environment moves its clock by the
+// wall clock while an activity's goroutine runs: a delayed callback a few
+// milliseconds ahead could fire before a model turn's result is handled on
+// a loaded machine; the first one here is 10 s ahead. The window's limit
+// (a minute) bounds it from above.
+const u = 100 * time.Millisecond
 
 // toolEvents lists the tool events as type:call, and the tool-result
 // messages as result:call, in log order.
@@ -40,12 +46,14 @@ func pending(r *unitRun) []string { return r.state().PendingToolCalls }
 // messages follow in call order.
 func TestUnitParallelEndsInPisOrder(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
-	r.took("a-1-0", 300*ms, 400*ms) // waited 100 ms for a worker
-	r.took("b-1-1", 100*ms, 450*ms) // waited 350 ms
-	r.at(420*ms, func() {
+	r.took("a-1-0", 300*u, 400*u) // waited 100 for a worker
+	r.took("b-1-1", 100*u, 450*u) // waited 350
+	r.at(420*u, func() {
 		require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "a's end waits for b, which may end earlier")
 	})
-	res, evs := r.run(r.input("go", "a", "b"))
+	in := r.input("go", "a", "b")
+	in.EventOrderWindow = "50s"
+	res, evs := r.run(in)
 	require.Equal(t, []string{"start:a-1-0", "start:b-1-1", "end:b-1-1", "end:a-1-0", "result:a-1-0", "result:b-1-1"},
 		toolEvents(evs))
 	require.Equal(t, []string{"user:go", "assistant:", "toolResult:a done", "toolResult:b done", "assistant:done"}, transcript(res))
@@ -55,12 +63,12 @@ func TestUnitParallelEndsInPisOrder(t *testing.T) {
 // sibling still running after that cannot be helped, and ends after it.
 func TestUnitParallelOrderWindowBoundsTheWait(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
-	r.took("a-1-0", 100*ms, 100*ms)
-	r.took("b-1-1", 50*ms, 2*time.Second) // a worker picked it up late
+	r.took("a-1-0", 100*u, 100*u)
+	r.took("b-1-1", 50*u, 2000*u) // a worker picked it up late
 	in := r.input("go", "a", "b")
-	in.EventOrderWindow = "300ms"
-	r.at(350*ms, func() { require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "held until 100 ms + the window") })
-	r.at(450*ms, func() { require.Equal(t, []string{"b-1-1"}, pending(r), "released at 100 ms + the window") })
+	in.EventOrderWindow = "30s"
+	r.at(350*u, func() { require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "held until 100 + the window") })
+	r.at(450*u, func() { require.Equal(t, []string{"b-1-1"}, pending(r), "released at 100 + the window") })
 	_, evs := r.run(in)
 	require.Equal(t, []string{"start:a-1-0", "start:b-1-1", "end:a-1-0", "end:b-1-1", "result:a-1-0", "result:b-1-1"},
 		toolEvents(evs))
@@ -71,16 +79,18 @@ func TestUnitParallelOrderWindowBoundsTheWait(t *testing.T) {
 // progress past it.
 func TestUnitParallelPartialResultsInterleave(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
-	r.took("a-1-0", 300*ms, 300*ms)
-	r.took("b-1-1", 600*ms, 600*ms)
+	r.took("a-1-0", 300*u, 300*u)
+	r.took("b-1-1", 600*u, 600*u)
 	progress := func(text string, offset time.Duration) activities.ToolUpdate {
 		return activities.ToolUpdate{ToolCallID: "b-1-1", Position: 2, Attempt: 1,
 			Results: []agent.ToolResult{agent.TextResult(text)}, Offsets: []time.Duration{offset}}
 	}
-	r.at(200*ms, func() { r.env.SignalWorkflow(workflows.SignalToolUpdate, progress("b at 200", 200*ms)) })
-	r.at(350*ms, func() { require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "b may still report before 300 ms") })
-	r.at(450*ms, func() { r.env.SignalWorkflow(workflows.SignalToolUpdate, progress("b at 450", 450*ms)) })
-	_, evs := r.run(r.input("go", "a", "b"))
+	r.at(200*u, func() { r.env.SignalWorkflow(workflows.SignalToolUpdate, progress("b at 200", 200*u)) })
+	r.at(350*u, func() { require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "b may still report before 300") })
+	r.at(450*u, func() { r.env.SignalWorkflow(workflows.SignalToolUpdate, progress("b at 450", 450*u)) })
+	in := r.input("go", "a", "b")
+	in.EventOrderWindow = "50s"
+	_, evs := r.run(in)
 	require.Equal(t, []string{"start:a-1-0", "start:b-1-1", "update:b-1-1:b at 200", "end:a-1-0", "update:b-1-1:b at 450",
 		"end:b-1-1", "result:a-1-0", "result:b-1-1"}, toolEvents(evs))
 }
@@ -105,9 +115,9 @@ func TestUnitSequentialDeferredUpdatesBeforeTheEnd(t *testing.T) {
 func TestUnitSequentialToolMakesTheBatchSequential(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
 	r.withInfo("b", func(i *activities.ToolInfo) { i.ExecutionMode = agent.ExecutionSequential })
-	r.took("a-1-0", time.Second, time.Second)
-	r.took("b-1-1", 10*ms, 10*ms)
-	r.at(500*ms, func() { require.Equal(t, []string{"a-1-0"}, pending(r), "b has not started") })
+	r.took("a-1-0", 600*u, 600*u)
+	r.took("b-1-1", 10*u, 10*u)
+	r.at(300*u, func() { require.Equal(t, []string{"a-1-0"}, pending(r), "b has not started") })
 	_, evs := r.run(r.input("go", "a", "b"))
 	require.Equal(t, []string{"start:a-1-0", "end:a-1-0", "result:a-1-0", "start:b-1-1", "end:b-1-1", "result:b-1-1"},
 		toolEvents(evs))
@@ -135,4 +145,29 @@ func TestUnitTerminatingBatchEndsTheRun(t *testing.T) {
 			require.Equal(t, "went on", agent.TextOf(lastMessage(res).Content))
 		}
 	}
+}
+
+// Messages the calls of a parallel batch queue are queued in pi's order,
+// by their offsets from the calls' start, whichever signal arrives first;
+// a retried call's messages are those of its latest attempt.
+func TestUnitParallelToolQueuedMessagesInPisOrder(t *testing.T) {
+	r := newUnitRun(t, calls(1, "a", "b"), says("t2"), says("t3"), says("t4")).tool("a").tool("b")
+	r.took("a-1-0", 400*u, 400*u)
+	r.took("b-1-1", 400*u, 400*u)
+	queued := func(id string, pos int, attempt int32, text string, offset time.Duration) activities.ToolQueue {
+		return activities.ToolQueue{Message: agent.UserText(text, 0), ToolCallID: id, Position: pos, Attempt: attempt, Offset: offset}
+	}
+	r.at(100*u, func() {
+		r.env.SignalWorkflow(activities.SignalToolQueue, queued("a-1-0", 1, 1, "a at 200", 200*u))
+		r.env.SignalWorkflow(activities.SignalToolQueue, queued("b-1-1", 2, 1, "b's first attempt", 50*u))
+	})
+	r.at(300*u, func() {
+		r.env.SignalWorkflow(activities.SignalToolQueue, queued("b-1-1", 2, 2, "b at 100", 100*u))
+		r.env.SignalWorkflow(activities.SignalToolQueue, queued("b-1-1", 2, 1, "b's first attempt, late", 60*u))
+	})
+	in := r.input("go", "a", "b")
+	in.EventOrderWindow = "50s"
+	res, _ := r.run(in)
+	require.Equal(t, []string{"user:go", "assistant:", "toolResult:a done", "toolResult:b done",
+		"user:b at 100", "assistant:t2", "user:a at 200", "assistant:t3"}, transcript(res))
 }

@@ -25,8 +25,8 @@ func transcript(res workflows.AgentLoopResult) []string {
 // not take, with texts that say why.
 func TestUnitQueueSteerAndFollowUpUpdates(t *testing.T) {
 	r := newUnitRun(t, append(calls(1, "wait"), agent.Text("working")), says("after steering"), says("after follow-up")).tool("wait")
-	r.took("wait-1-0", time.Minute, time.Minute)
-	r.at(time.Second, func() {
+	r.took("wait-1-0", time.Hour, time.Hour)
+	r.at(time.Minute, func() {
 		for _, bad := range []struct {
 			arg  any
 			want string
@@ -47,7 +47,7 @@ func TestUnitQueueSteerAndFollowUpUpdates(t *testing.T) {
 			require.Equal(t, 1, s.Queued)
 		})
 	})
-	r.at(2*time.Second, func() {
+	r.at(2*time.Minute, func() {
 		st := r.state()
 		require.Len(t, st.Steering, 1)
 		require.Len(t, st.FollowUps, 1)
@@ -64,8 +64,8 @@ func TestUnitQueueSteerAndFollowUpUpdates(t *testing.T) {
 // messages arrive, with the given modes, and returns the transcript.
 func queueModes(t *testing.T, steering, followUps agent.QueueMode) []string {
 	r := newUnitRun(t, calls(1, "wait"), says("a1"), says("a2"), says("a3"), says("a4")).tool("wait")
-	r.took("wait-1-0", time.Minute, time.Minute)
-	r.at(time.Second, func() {
+	r.took("wait-1-0", time.Hour, time.Hour)
+	r.at(time.Minute, func() {
 		for _, s := range []string{"s1", "s2"} {
 			r.update(workflows.UpdateSteer, "", agent.UserText(s, 0))
 		}
@@ -118,13 +118,13 @@ func TestUnitQueueFromInput(t *testing.T) {
 // refused, so it is dropped with a note in QueryState.
 func TestUnitQueueSignalTwins(t *testing.T) {
 	r := newUnitRun(t, calls(1, "wait"), says("steered"), says("followed")).tool("wait")
-	r.took("wait-1-0", time.Minute, time.Minute)
-	r.at(time.Second, func() {
+	r.took("wait-1-0", time.Hour, time.Hour)
+	r.at(time.Minute, func() {
 		r.env.SignalWorkflow(workflows.SignalSteer, map[string]any{"content": ""})
 		r.env.SignalWorkflow(workflows.SignalSteer, map[string]any{"content": "by signal"})
 		r.env.SignalWorkflow(workflows.SignalFollowUp, map[string]any{"content": "later"})
 	})
-	r.at(2*time.Second, func() {
+	r.at(2*time.Minute, func() {
 		st := r.state()
 		require.Len(t, st.Dropped, 1)
 		require.Equal(t, workflows.SignalSteer, st.Dropped[0].Signal)

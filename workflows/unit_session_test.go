@@ -26,35 +26,35 @@ func runEnds(evs []agent.Event) [][]string {
 // sees the whole transcript; reset clears it.
 func TestUnitSessionRunsPromptAfterPrompt(t *testing.T) {
 	r := newUnitRun(t, append(calls(1, "wait"), agent.Text("first")), says("done one"), says("second")).tool("wait")
-	r.took("wait-1-0", time.Minute, time.Minute)
-	r.at(time.Second, func() {
+	r.took("wait-1-0", time.Hour, time.Hour)
+	r.at(time.Minute, func() {
 		r.update(workflows.UpdateContinue, "No messages to continue from", nil)
 		r.update(workflows.UpdatePrompt, "prompt is empty", workflows.PromptRequest{})
 		updateResultOf(r, workflows.UpdatePrompt, workflows.PromptRequest{Text: "one"}, func(s workflows.RunStatus) {
 			require.Equal(t, 1, s.Run)
 		})
 	})
-	r.at(2*time.Second, func() {
+	r.at(2*time.Minute, func() {
 		require.Equal(t, []string{"wait-1-0"}, r.state().PendingToolCalls)
 		r.update(workflows.UpdatePrompt, "Agent is already processing a prompt. Use /steer or /followup (starter steer, starter follow-up) to queue messages, or wait for completion.",
 			workflows.PromptRequest{Text: "too soon"})
 		r.update(workflows.UpdateContinue, "Agent is already processing. Wait for completion before continuing.", nil)
 		r.update(workflows.UpdateReset, "abort it", nil)
 	})
-	r.at(2*time.Minute, func() {
+	r.at(2*time.Hour, func() {
 		require.Equal(t, "idle", r.state().Status)
 		r.update(workflows.UpdateContinue, "Cannot continue from message role: assistant", nil)
 		updateResultOf(r, workflows.UpdatePrompt, workflows.PromptRequest{Text: "two"}, func(s workflows.RunStatus) {
 			require.Equal(t, 2, s.Run)
 		})
 	})
-	r.at(3*time.Minute, func() {
+	r.at(3*time.Hour, func() {
 		require.Equal(t, 6, r.state().Messages)
 		r.update(workflows.UpdateReset, "", nil)
 	})
-	r.at(4*time.Minute, func() { require.Zero(t, r.state().Messages) })
+	r.at(4*time.Hour, func() { require.Zero(t, r.state().Messages) })
 	in := workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}, SystemPrompt: "sys"}}
-	evs := r.session(in, 5*time.Minute)
+	evs := r.session(in, 5*time.Hour)
 	require.Equal(t, [][]string{{"user:one", "assistant:first", "toolResult:wait done", "assistant:done one"},
 		{"user:two", "assistant:second"}}, runEnds(evs), "agent_end carries each run's new messages")
 	third := r.modelTurns[2].Context
@@ -69,26 +69,26 @@ func TestUnitSessionRunsPromptAfterPrompt(t *testing.T) {
 // the next is taken when the agent would stop; steering goes first.
 func TestUnitSessionContinueFromAssistantTail(t *testing.T) {
 	r := newUnitRun(t, says("a"), says("b"), says("c"), says("d"), says("e"), says("f"), says("g"))
-	r.at(time.Second, func() { r.update(workflows.UpdatePrompt, "", workflows.PromptRequest{Text: "go"}) })
-	r.at(2*time.Second, func() {
+	r.at(time.Minute, func() { r.update(workflows.UpdatePrompt, "", workflows.PromptRequest{Text: "go"}) })
+	r.at(2*time.Minute, func() {
 		r.update(workflows.UpdateSteer, "", agent.UserText("s1", 0))
 		r.update(workflows.UpdateSteer, "", agent.UserText("s2", 0))
 		r.update(workflows.UpdateContinue, "", nil)
 	})
-	r.at(3*time.Second, func() {
+	r.at(3*time.Minute, func() {
 		r.update(workflows.UpdateFollowUp, "", agent.UserText("f1", 0))
 		r.update(workflows.UpdateFollowUp, "", agent.UserText("f2", 0))
 		r.update(workflows.UpdateContinue, "", nil)
 	})
-	r.at(4*time.Second, func() {
+	r.at(4*time.Minute, func() {
 		r.update(workflows.UpdateFollowUp, "", agent.UserText("f3", 0))
 		r.update(workflows.UpdateSteer, "", agent.UserText("s3", 0))
 		r.update(workflows.UpdateContinue, "", nil)
 	})
-	r.at(5*time.Second, func() {
+	r.at(5*time.Minute, func() {
 		r.update(workflows.UpdateContinue, "Cannot continue from message role: assistant", nil)
 	})
-	evs := r.session(workflows.SessionInput{}, time.Minute)
+	evs := r.session(workflows.SessionInput{}, time.Hour)
 	require.Equal(t, [][]string{{"user:go", "assistant:a"}, {"user:s1", "assistant:b", "user:s2", "assistant:c"},
 		{"user:f1", "assistant:d", "user:f2", "assistant:e"}, {"user:s3", "assistant:f", "user:f3", "assistant:g"}}, runEnds(evs))
 }
@@ -97,7 +97,7 @@ func TestUnitSessionContinueFromAssistantTail(t *testing.T) {
 // uses; queue modes apply at once.
 func TestUnitSessionSetters(t *testing.T) {
 	r := newUnitRun(t, says("a"))
-	r.at(time.Second, func() {
+	r.at(time.Minute, func() {
 		r.update(workflows.UpdateSetThinkingLevel, "want off, minimal", workflows.SettingRequest{Level: "max"})
 		r.update(workflows.UpdateSetThinkingLevel, "", workflows.SettingRequest{Level: "high"})
 		r.update(workflows.UpdateSetModel, `unknown model provider "nope"`, workflows.SettingRequest{Model: &agent.ModelRef{Provider: "nope", ID: "x"}})
@@ -109,7 +109,7 @@ func TestUnitSessionSetters(t *testing.T) {
 		r.update(workflows.UpdateSetToolExecution, "", workflows.SettingRequest{Mode: "sequential"})
 		r.update(workflows.UpdateSetModel, "", workflows.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "other"}})
 	})
-	r.at(2*time.Second, func() {
+	r.at(2*time.Minute, func() {
 		st := r.state()
 		require.Equal(t, "high", st.ThinkingLevel)
 		require.Equal(t, agent.QueueAll, st.SteeringMode)
@@ -118,7 +118,7 @@ func TestUnitSessionSetters(t *testing.T) {
 		require.Equal(t, agent.ModelRef{Provider: "test", ID: "other"}, st.Model)
 		r.update(workflows.UpdatePrompt, "", workflows.PromptRequest{Text: "go"})
 	})
-	r.session(workflows.SessionInput{}, time.Minute)
+	r.session(workflows.SessionInput{}, time.Hour)
 	require.Len(t, r.modelTurns, 1)
 	require.Equal(t, "high", r.modelTurns[0].Options.Reasoning, "the run uses the thinking level set before it")
 	require.Equal(t, agent.ModelRef{Provider: "test", ID: "other"}, r.modelTurns[0].Model)
