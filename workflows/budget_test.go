@@ -114,50 +114,6 @@ func requireBudgetStop(t *testing.T, res workflows.AgentLoopResult, evs []agent.
 	require.Equal(t, agent.StopReasonBudget, lastMessage(res).StopReason)
 }
 
-// maxTurns: the third turn is never made.
-func TestBudgetMaxTurns(t *testing.T) {
-	h := newHarness(t, loopScript(5, "quick"), okTool("quick"))
-	in := h.input("go", "quick")
-	in.Budget = &agent.Budget{MaxTurns: 2}
-	run := h.start(in)
-	res := h.result(run)
-	requireBudgetStop(t, res, h.events(run), "2 turns have reached maxTurns 2")
-	require.EqualValues(t, 2, h.modelCalls.Load())
-	require.Equal(t, 2, res.Turns, "the stopped turn made no model call and is not counted")
-	st := h.waitState(run, func(workflows.RunState) bool { return true })
-	require.Equal(t, 2, st.Budget.Spent.Turns)
-	require.Equal(t, 0, *st.Budget.Remaining.Turns)
-	require.Contains(t, st.Budget.Exhausted, "maxTurns")
-}
-
-// maxToolCalls: the call past the limit, and its sibling, get an error
-// result (the transcript stays whole: every call has its result), and the
-// run stops before the next model turn.
-func TestBudgetMaxToolCalls(t *testing.T) {
-	var ran atomic.Int32
-	counted := tool("quick", func(context.Context, tools.Call) (agent.ToolResult, error) {
-		ran.Add(1)
-		return agent.TextResult("ok"), nil
-	})
-	h := newHarness(t, loopScript(5, "quick", "quick", "quick"), counted)
-	in := h.input("go", "quick")
-	in.Budget = &agent.Budget{MaxToolCalls: 4}
-	run := h.start(in)
-	res := h.result(run)
-	evs := h.events(run)
-	requireBudgetStop(t, res, evs, "4 tool calls have reached maxToolCalls 4")
-	require.EqualValues(t, 4, ran.Load())
-	require.EqualValues(t, 2, h.modelCalls.Load())
-	var refused []string
-	for _, m := range res.Messages {
-		if m.Role == agent.RoleToolResult && m.IsError {
-			require.Contains(t, agent.TextOf(m.Content), "Budget exhausted: 4 tool calls have reached maxToolCalls 4")
-			refused = append(refused, m.ToolCallID)
-		}
-	}
-	require.Equal(t, []string{"quick1-1", "quick1-2"}, refused, "the second turn's last two calls are refused")
-}
-
 // maxCostUSD counts a failed attempt the provider billed, and stops
 // before a turn whose input alone, at the last answer's price, would
 // cross the limit.
@@ -175,41 +131,6 @@ func TestBudgetMaxCostCountsBilledRetries(t *testing.T) {
 	require.InDelta(t, 0.09, res.Usage.Cost.Total, 1e-9, "the billed failed attempt counts")
 	require.EqualValues(t, 1000+1100+1100, res.Usage.TotalTokens)
 	require.Equal(t, 2, res.Turns)
-}
-
-// maxCostUSD reached: a turn starts only while the spent cost is below
-// the limit (the first turn has no price to estimate with).
-func TestBudgetMaxCostReached(t *testing.T) {
-	h, _ := pricedHarness(t, loopScript(5, "quick"), nil, okTool("quick"))
-	in := h.input("go", "quick")
-	in.Budget = &agent.Budget{MaxCostUSD: 0.01}
-	run := h.start(in)
-	res := h.result(run)
-	requireBudgetStop(t, res, h.events(run), "cost $0.0200 has reached maxCostUSD $0.0100")
-	require.Equal(t, 1, res.Turns)
-}
-
-// maxTokens: the next turn's input is estimated before it is sent.
-func TestBudgetMaxTokens(t *testing.T) {
-	h, p := pricedHarness(t, loopScript(5, "quick"), nil, okTool("quick"))
-	in := h.input("go", "quick")
-	in.Budget = &agent.Budget{MaxTokens: 2500}
-	run := h.start(in)
-	res := h.result(run)
-	// 1100 + 1100 spent; the third turn would send about 1100 more.
-	requireBudgetStop(t, res, h.events(run), "would cross maxTokens 2500")
-	require.EqualValues(t, 2, p.calls.Load())
-	require.EqualValues(t, 2200, res.Usage.TotalTokens)
-}
-
-// A bad budget fails the run at once, naming the field.
-func TestBudgetInvalid(t *testing.T) {
-	h := newHarness(t, nil)
-	in := h.input("go")
-	in.Budget = &agent.Budget{MaxTurns: -1}
-	run := h.start(in)
-	err := run.Get(context.Background(), nil)
-	require.ErrorContains(t, err, "budget.maxTurns must not be negative")
 }
 
 // A session's budget spans its continue-as-new chain: turns and tool

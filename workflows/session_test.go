@@ -125,48 +125,6 @@ func roles(ms []agent.Message) []string {
 	return out
 }
 
-func TestSessionContinueRunsQueuedSteeringOneAtATime(t *testing.T) {
-	h := newHarness(t, []llm.ScriptedResponse{answer(text("a")), answer(text("b")), answer(text("c"))})
-	run := h.startSession(workflows.SessionInput{})
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
-	h.waitRunEnd(run, 1)
-	for _, s := range []string{"s1", "s2"} {
-		require.NoError(t, h.sessionUpdate(run, workflows.UpdateSteer, agent.UserText(s, 0), nil))
-	}
-	// pi's Agent.continue from an assistant tail: the first steering
-	// message becomes the prompt without a second poll, the next is
-	// injected after the first turn: one message per turn.
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil))
-	events := h.waitRunEnd(run, 2)
-	require.Equal(t, []string{"user:s1", "assistant:b", "user:s2", "assistant:c"}, roles(events[len(events)-1].Messages))
-}
-
-// pi's Agent.continue from an assistant tail with queued follow-ups: the
-// first becomes the prompt, the next is taken when the agent would stop.
-// With both queues holding messages, steering goes first.
-func TestSessionContinueFromAssistantTailWithFollowUps(t *testing.T) {
-	h := newHarness(t, []llm.ScriptedResponse{
-		answer(text("a")), answer(text("b")), answer(text("c")), answer(text("d")), answer(text("e")),
-	})
-	run := h.startSession(workflows.SessionInput{})
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
-	h.waitRunEnd(run, 1)
-	for _, s := range []string{"f1", "f2"} {
-		require.NoError(t, h.sessionUpdate(run, workflows.UpdateFollowUp, agent.UserText(s, 0), nil))
-	}
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil))
-	events := h.waitRunEnd(run, 2)
-	require.Equal(t, []string{"user:f1", "assistant:b", "user:f2", "assistant:c"}, roles(events[len(events)-1].Messages))
-
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateFollowUp, agent.UserText("f3", 0), nil))
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSteer, agent.UserText("s3", 0), nil))
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil))
-	events = h.waitRunEnd(run, 3)
-	require.Equal(t, []string{"user:s3", "assistant:d", "user:f3", "assistant:e"}, roles(events[len(events)-1].Messages))
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil), "Cannot continue from message role: assistant",
-		"both queues are empty again")
-}
-
 func TestSessionSetters(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(text("a"))})
 	run := h.startSession(workflows.SessionInput{})
