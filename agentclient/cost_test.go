@@ -69,7 +69,12 @@ func newCostRig(t *testing.T) *costRig {
 	models.Register("test", scripted)
 	bash := tools.NewBashTool(tools.BashOptions{OutputDir: t.TempDir()})
 	acts := activities.New(r.c, st, models, tools.NewRegistry(bash, napTool), hooks.NewRegistry())
-	w := worker.New(r.c, r.queue, workflows.WorkerOptions())
+	wo := workflows.WorkerOptions()
+	// Stop waits for the activities a test's end cancels (its runs are
+	// terminated first): a model turn still writing its content into the
+	// store made the store directory's removal fail ("directory not empty").
+	wo.WorkerStopTimeout = 30 * time.Second
+	w := worker.New(r.c, r.queue, wo)
 	workflows.Register(w, acts)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -10,6 +10,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -733,26 +734,50 @@ func spawnedLines(t *testing.T, file string) int {
 func TestAttackBashCommandsThatWillNotEnd(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTestBash(t) // grace 300 ms
+	// armed names what each command prints once its traps are set: a
+	// SIGTERM that arrives before (bash still starting on a loaded machine)
+	// ends it at the timeout, which says nothing about SIGKILL; such a run
+	// is repeated with a longer timeout until the traps were in place.
 	cases := []struct {
 		name, command string
-		timeout       float64
-		minTook       time.Duration
+		minGrace      bool
+		armed         string
 	}{
-		{"sleeps forever", "sleep infinity", 0.5, 500 * time.Millisecond},
-		{"busy loop", "while :; do :; done", 0.5, 500 * time.Millisecond},
-		{"ignores SIGTERM", "trap '' TERM; sleep 1000", 0.5, 800 * time.Millisecond},
-		{"child ignores SIGTERM and double-forks", `( ( trap '' TERM; exec sleep 1000 ) & ) ; ( trap '' TERM; while :; do sleep 1; done ) & wait`, 0.5, 800 * time.Millisecond},
-		{"grandchild re-traps and loops", `bash -c 'trap "" TERM INT HUP; ( trap "" TERM; while :; do sleep 0.1; done ) & disown; while :; do sleep 0.1; done' & wait`, 0.5, 800 * time.Millisecond},
-		{"nohup and disown", `nohup sleep 1000 >/dev/null 2>&1 & disown; sleep 1000`, 0.5, 500 * time.Millisecond},
+		{"sleeps forever", "sleep infinity", false, ""},
+		{"busy loop", "while :; do :; done", false, ""},
+		{"ignores SIGTERM", "trap '' TERM; echo armed; sleep 1000", true, "armed\n"},
+		{"child ignores SIGTERM and double-forks", `( ( trap '' TERM; echo a1; exec sleep 1000 ) & ) ; ( trap '' TERM; echo a2; while :; do sleep 1; done ) & wait`, true, "a1|a2"},
+		{"grandchild re-traps and loops", `bash -c 'trap "" TERM INT HUP; ( trap "" TERM; echo a1; while :; do sleep 0.1; done ) & disown; echo a2; while :; do sleep 0.1; done' & wait`, true, "a1|a2"},
+		{"nohup and disown", `nohup sleep 1000 >/dev/null 2>&1 & disown; sleep 1000`, false, ""},
+	}
+	armed := func(out, want string) bool {
+		for _, m := range strings.Split(want, "|") {
+			if !strings.Contains(out, strings.TrimSuffix(m, "\n")) {
+				return false
+			}
+		}
+		return true
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runBashTracked(t, tool, ws, c.command, c.timeout)
-			wantContains(t, r.out, "Command timed out after 0.5 seconds")
-			if r.took < c.minTook {
-				t.Errorf("returned after %v, before the timeout and grace", r.took)
+			for _, timeout := range []float64{0.5, 3, 10} {
+				r := runBashTracked(t, tool, ws, c.command, timeout)
+				wantContains(t, r.out, fmt.Sprintf("Command timed out after %g seconds", timeout))
+				if c.armed != "" && !armed(r.out, c.armed) {
+					t.Logf("traps not set within %g s (%q); again with a longer timeout", timeout, r.out)
+					continue
+				}
+				minTook := time.Duration(timeout * float64(time.Second))
+				if c.minGrace {
+					minTook += 300 * time.Millisecond // the grace before SIGKILL
+				}
+				if r.took < minTook {
+					t.Errorf("returned after %v, before the timeout and grace", r.took)
+				}
+				r.checkBounds(t, time.Duration(timeout*float64(time.Second))+3*time.Second)
+				return
 			}
-			r.checkBounds(t, 3*time.Second)
+			t.Fatal("the command never set its traps")
 		})
 	}
 	t.Run("double-forked child ignoring SIGTERM after a normal exit", func(t *testing.T) {
