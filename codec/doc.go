@@ -11,4 +11,8 @@
 // and "encryption-key-id", data the 12-byte nonce followed by the sealed
 // protobuf of the original payload. Payloads without that encoding (written
 // before encryption was turned on) pass through unchanged.
+//
+// The codec server (server.go, cmd/codec-server) serves Temporal's remote
+// codec protocol and, given a BlobReader, the content behind stubs at
+// GET /blobs/{namespace}/{workflowId}/{sha256} (blobs.go).
 package codec

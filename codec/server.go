@@ -31,6 +31,13 @@ type HandlerOptions struct {
 	// encryption), such as the content store's expander, which shows the
 	// content behind stubs. With them, Keys may be empty.
 	After []converter.PayloadCodec
+	// Blobs, when set, serves GET /blobs/{namespace}/{workflowId}/{sha256}
+	// (blobs.go): the content behind a stub, for clients in any language,
+	// behind the same token. With it, Keys may be empty.
+	Blobs BlobReader
+	// Logf, when set, gets what the server keeps from clients: the store
+	// errors behind a 502.
+	Logf func(format string, args ...any)
 }
 
 // ErrNoToken is NewHandler's answer to a handler with neither a token nor
@@ -40,10 +47,10 @@ var ErrNoToken = errors.New("codec server: no token configured (set " + EnvToken
 
 // NewHandler returns the codec server: POST .../encode and .../decode as
 // Temporal's remote codec protocol defines them (the Web UI's and the
-// CLI's --codec-endpoint), behind a bearer-token check, with CORS for the
-// allowed origins.
+// CLI's --codec-endpoint) and, with Blobs, GET /blobs/..., behind a
+// bearer-token check, with CORS for the allowed origins.
 func NewHandler(o HandlerOptions) (http.Handler, error) {
-	if o.Keys.Empty() && len(o.After) == 0 {
+	if o.Keys.Empty() && len(o.After) == 0 && o.Blobs == nil {
 		return nil, errors.New("codec server: no key (set " + EnvKeys + ")")
 	}
 	if o.Token == "" && !o.AllowUnauthenticated {
@@ -58,7 +65,10 @@ func NewHandler(o HandlerOptions) (http.Handler, error) {
 		codecs = append(codecs, c)
 	}
 	codecs = append(codecs, o.After...)
-	h := &handler{codec: converter.NewPayloadCodecHTTPHandler(codecs...), origins: map[string]bool{}}
+	h := &handler{codec: converter.NewPayloadCodecHTTPHandler(codecs...), origins: map[string]bool{}, blobs: o.Blobs, logf: o.Logf}
+	if h.logf == nil {
+		h.logf = func(string, ...any) {}
+	}
 	if o.Token != "" {
 		sum := sha256.Sum256([]byte(o.Token))
 		h.tokenHash = sum[:]
@@ -73,6 +83,8 @@ func NewHandler(o HandlerOptions) (http.Handler, error) {
 
 type handler struct {
 	codec     http.Handler
+	blobs     BlobReader
+	logf      func(format string, args ...any)
 	tokenHash []byte
 	origins   map[string]bool
 }
@@ -91,7 +103,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodOptions {
 		// A CORS preflight carries no credentials; answer it without them.
-		w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 		w.Header().Set("Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization")
 		w.Header().Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
@@ -100,6 +112,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agentloop codec"`)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if strings.HasPrefix(r.URL.EscapedPath(), BlobsPath) {
+		h.serveBlob(w, r)
 		return
 	}
 	if r.Body != nil {

@@ -194,3 +194,37 @@ func TestHandlerServesRemoteCodec(t *testing.T) {
 	_, err = noAuth.Decode(enc)
 	require.ErrorContains(t, err, "nauthorized")
 }
+
+// A browser's preflight for GET /blobs/ is allowed; a codec server without
+// a content store answers that path with a 404, after the token check, and
+// never passes it to the remote codec.
+func TestHandlerBlobsWithoutStore(t *testing.T) {
+	h, err := NewHandler(HandlerOptions{Keys: ring(t, mustKey(t, "k1")), Token: "tok", AllowedOrigins: []string{uiOrigin}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	path := BlobsPath + "default/wf/" + strings.Repeat("a", 64)
+
+	req, _ := http.NewRequest(http.MethodOptions, srv.URL+path, nil)
+	req.Header.Set("Origin", uiOrigin)
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Access-Control-Allow-Methods"), "GET")
+
+	for auth, status := range map[string]int{"": http.StatusUnauthorized, "Bearer tok": http.StatusNotFound} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.Equal(t, status, resp.StatusCode, string(body))
+	}
+	resp = post(t, srv, path, "Bearer tok", payloadsJSON(t))
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "a POST under /blobs/ is no /decode")
+}

@@ -191,6 +191,22 @@ ensure_mcp_servers() {
   (cd "$dir" && npm ci --no-audit --no-fund >&2)
 }
 
+# The Node.js client of the codec server's GET /blobs/ test
+# (codec/cmd/codec-server TestBlobsFromNode): @temporalio/client from npm,
+# pinned by its package-lock.json and installed there with npm ci (again
+# only when the lock file changes). ensure_mcp_servers provides npm.
+ensure_node_client() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/codec/cmd/codec-server/testdata/node"
+  if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] &&
+    [ -d "$dir/node_modules/@temporalio/client" ]; then
+    return
+  fi
+  command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js and npm (Debian/Ubuntu: sudo apt-get install nodejs npm)." >&2; return 1; }
+  echo "Installing the codec server's Node test client (npm ci in codec/cmd/codec-server/testdata/node)..." >&2
+  (cd "$dir" && npm ci --no-audit --no-fund >&2)
+}
+
 # Jaeger v1.75.0 (its v2 binary: OTLP in, query API and UI out), for the
 # telemetry tests and `scripts/demo --traces`. Jaeger's go.mod has replace
 # directives, so `go install pkg@version` refuses it: a throwaway module

@@ -16,4 +16,6 @@
 // a key rotation; cmd/content-reseal runs it. A store's id (id.go) tells two
 // stores apart, so a worker of the wrong store refuses a run's activities.
 // Errors (errors.go) separate what a retry can fix from what it cannot.
+// BlobServer (blobserver.go) reads blobs by namespace, workflow id and hash
+// alone (Store.Read) for the codec server's GET /blobs/.
 package store

@@ -125,25 +125,61 @@ func (s *Store) Get(ctx context.Context, ref agent.BlobRef) ([]byte, error) {
 	if data, ok := s.cached(ref); ok {
 		return data, nil
 	}
+	data, err := s.load(ctx, ref, ref.Size, true)
+	if err == nil && len(data) != ref.Size {
+		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w: %s holds %d bytes, not the %d its reference names",
+			ErrCorrupt, s.backend.Name(), len(data), ref.Size)}
+	}
+	return data, err
+}
+
+// MaxReadBytes is the largest blob Read returns: far above any content the
+// loop stores (tool output is truncated to 50 KB), and a bound on what a
+// forged blob can make a reader decompress.
+const MaxReadBytes = 64 << 20
+
+// Read returns the plaintext stored under scope (a workflow id) in the
+// store's namespace with the given SHA-256, when only the hash is known:
+// the codec server's GET /blobs/. Unlike Get it never answers with a copy
+// of the same bytes cached for another scope or namespace, and reads the
+// key of the layout without namespaces only for a LegacyOwner store: what
+// it returns was stored for scope in this namespace. A blob over
+// MaxReadBytes is an error.
+func (s *Store) Read(ctx context.Context, scope, sha string) ([]byte, error) {
+	ref := agent.BlobRef{SHA256: sha, Scope: scope}
+	if !isSHA256(sha) {
+		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w: not a SHA-256", ErrCorrupt)}
+	}
+	if s.cache != nil && s.seen.has(s.prefix(scope)+"/"+sha) {
+		if data, ok := s.cache.get(sha); ok {
+			return bytes.Clone(data), nil
+		}
+	}
+	return s.load(ctx, ref, MaxReadBytes, s.legacyOwner)
+}
+
+// load reads ref's blob from the backend, at most limit bytes of it,
+// checked against its hash; legacy allows the key without a namespace.
+func (s *Store) load(ctx context.Context, ref agent.BlobRef, limit int, legacy bool) ([]byte, error) {
 	// The namespaced key first; then the key the blob had before keys
 	// carried the namespace, which histories written then still name.
 	key := s.prefix(ref.Scope) + "/" + ref.SHA256
 	stored, err := s.backend.Get(ctx, key)
-	if errors.Is(err, ErrMissing) {
-		legacy := scopePrefix(ref.Scope) + "/" + ref.SHA256
-		if old, lerr := s.backend.Get(ctx, legacy); !errors.Is(lerr, ErrMissing) {
-			key, stored, err = legacy, old, lerr
+	if errors.Is(err, ErrMissing) && legacy {
+		old := scopePrefix(ref.Scope) + "/" + ref.SHA256
+		if data, lerr := s.backend.Get(ctx, old); !errors.Is(lerr, ErrMissing) {
+			key, stored, err = old, data, lerr
 		}
 	}
 	if err != nil {
 		return nil, &ContentError{Ref: ref, Err: err}
 	}
-	plain, err := s.ring.decode(stored, ref.Size)
+	plain, err := s.ring.decode(stored, limit)
 	if err != nil {
 		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w (%s)", err, s.backend.Name())}
 	}
 	sum := sha256.Sum256(plain)
-	if got := hex.EncodeToString(sum[:]); got != ref.SHA256 || len(plain) != ref.Size {
+	if got := hex.EncodeToString(sum[:]); got != ref.SHA256 {
 		return nil, &ContentError{Ref: ref, Err: fmt.Errorf("%w: %s holds %d bytes hashing to sha256:%s",
 			ErrCorrupt, s.backend.Name(), len(plain), got)}
 	}

@@ -35,7 +35,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	allowUnauth := fs.Bool("allow-unauthenticated", false, "serve without "+codec.EnvToken+" (anyone who reaches the server can decrypt)")
 	newKey := fs.String("new-key", "", "print a new random key with this id (id:base64) and exit")
 	storeSpec := fs.String("store", getenv(store.EnvStore), "the workers' content store, to show the content behind stubs (default $"+store.EnvStore+")")
-	namespace := fs.String("namespace", getenv("TEMPORAL_NAMESPACE"), "the namespace whose runs' stored content -store shows (default $TEMPORAL_NAMESPACE, else default): keys carry it")
+	namespace := fs.String("namespace", getenv("TEMPORAL_NAMESPACE"), "the namespaces whose runs' stored content -store shows, comma-separated (default $TEMPORAL_NAMESPACE, else default): keys carry it; /decode expands the first's stubs, GET /blobs/ serves each")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -57,13 +57,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	var after []converter.PayloadCodec
+	var blobs codec.BlobReader
+	namespaces := splitList(*namespace)
+	if len(namespaces) == 0 {
+		namespaces = []string{store.DefaultNamespace}
+	}
 	if *storeSpec != "" {
-		st, err := store.Open(*storeSpec, store.Options{Keys: keys, Namespace: *namespace})
+		b, err := store.OpenBackend(*storeSpec)
+		if err == nil {
+			var bs *store.BlobServer
+			if bs, err = store.NewBlobServer(b, namespaces, store.Options{Keys: keys}); err == nil {
+				after = append(after, store.Expander{Blobs: bs.Store(namespaces[0])})
+				blobs = bs
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "codec-server:", err)
 			return 2
 		}
-		after = append(after, store.Expander{Blobs: st})
 	}
 	h, err := codec.NewHandler(codec.HandlerOptions{
 		Keys:                 keys,
@@ -71,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AllowUnauthenticated: *allowUnauth,
 		AllowedOrigins:       strings.Split(*uiOrigin, ","),
 		After:                after,
+		Blobs:                blobs,
+		Logf:                 func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) },
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "codec-server: %v; or pass -allow-unauthenticated on a trusted loopback address\n", err)
@@ -84,16 +97,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if getenv(codec.EnvToken) == "" && !isLoopback(ln.Addr()) {
 		fmt.Fprintf(stderr, "codec-server: WARNING: no token and listening on %s: anyone who reaches it can decrypt payloads\n", ln.Addr())
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/", h)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+	// No ServeMux in front of h: it would clean a /blobs/ path (".."
+	// segments) into another one and redirect there, where h refuses it.
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" && r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, "ok\n")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
 	encrypting := "no keys"
 	if !keys.Empty() {
 		encrypting = fmt.Sprintf("keys %s, encrypting with %s", keys, keys.Active().ID())
 	}
-	fmt.Fprintf(stderr, "codec-server: serving on http://%s (%s; content store %q; CORS for %s; token %s)\n",
-		ln.Addr(), encrypting, *storeSpec, *uiOrigin, map[bool]string{true: "required", false: "NOT required"}[getenv(codec.EnvToken) != ""])
+	fmt.Fprintf(stderr, "codec-server: serving on http://%s (%s; content store %q for namespaces %s; CORS for %s; token %s)\n",
+		ln.Addr(), encrypting, *storeSpec, strings.Join(namespaces, ","), *uiOrigin, map[bool]string{true: "required", false: "NOT required"}[getenv(codec.EnvToken) != ""])
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -109,6 +128,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	_ = srv.Shutdown(shutdown)
 	return 0
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func isLoopback(a net.Addr) bool {
