@@ -14,6 +14,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/devserver"
@@ -107,7 +108,7 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "idle-" + testenv.Suffix(), TaskQueue: r.queue},
-		workflows.SessionWorkflow, workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
+		agentapi.SessionWorkflow, agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
 	require.NoError(t, err)
 	defer func() { _ = r.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") }()
 
@@ -121,8 +122,8 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 			}
 		})
 	}()
-	var started workflows.RunStatus
-	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &started))
+	var started agentapi.RunStatus
+	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, &started))
 	select {
 	case <-ended:
 	case err := <-watchErr:
@@ -139,7 +140,7 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 	require.LessOrEqual(t, used.Sum(), 2.0, "an idle watcher waits in a long poll: %v", used)
 
 	// It still sees the next prompt's events at once.
-	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, &started))
+	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, &started))
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
@@ -153,7 +154,7 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 func TestFastStreamHeartbeats(t *testing.T) {
 	r := newCostRig(t)
 	want := strings.Repeat("streaming token ", fastChunks)
-	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "fast"}}, Prompt: "go"}
+	in := agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "fast"}}, Prompt: "go"}
 	for _, watched := range []bool{true, false} {
 		name := map[bool]string{true: "watched", false: "unwatched"}[watched]
 		t.Run(name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestFastStreamHeartbeats(t *testing.T) {
 			before := r.requests(t)
 			start := time.Now()
 			run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: name + "-" + testenv.Suffix(), TaskQueue: r.queue},
-				workflows.AgentLoopWorkflow, in)
+				agentapi.AgentLoopWorkflow, in)
 			require.NoError(t, err)
 			var mu sync.Mutex
 			var text strings.Builder
@@ -223,7 +224,7 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "latency-" + testenv.Suffix(), TaskQueue: r.queue},
-		workflows.SessionWorkflow, workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
+		agentapi.SessionWorkflow, agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
 	require.NoError(t, err)
 	defer func() { _ = r.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") }()
 	var mu sync.Mutex
@@ -244,9 +245,9 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 	var delays, roundTrips []time.Duration
 	for i := range 9 {
 		time.Sleep(500 * time.Millisecond) // the watcher is back in its long poll
-		var st workflows.RunStatus
+		var st agentapi.RunStatus
 		sent := time.Now()
-		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &st))
+		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, &st))
 		returned := time.Now()
 		roundTrips = append(roundTrips, returned.Sub(sent))
 		select {

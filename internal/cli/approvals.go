@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // approvals is the chat's queue of calls waiting for the person at the
@@ -17,14 +17,14 @@ import (
 // prompt stays up for a call that no longer waits, and a "y" never goes to
 // the model.
 type approvals struct {
-	waiting []workflows.PendingApproval
+	waiting []agentapi.PendingApproval
 	asking  bool // the first waiting call's prompt is shown
 	// always are the tools answered "always" here: a request of theirs
 	// that arrives after the answer was decided by it.
 	always map[string]bool
 }
 
-func (q *approvals) add(p workflows.PendingApproval) {
+func (q *approvals) add(p agentapi.PendingApproval) {
 	if q.always[p.ToolName] {
 		return
 	}
@@ -38,8 +38,8 @@ func (q *approvals) add(p workflows.PendingApproval) {
 
 // drop removes the calls keep says no to; it reports whether the call
 // being asked was one of them.
-func (q *approvals) drop(gone func(workflows.PendingApproval) bool) (wasAsked bool) {
-	var left []workflows.PendingApproval
+func (q *approvals) drop(gone func(agentapi.PendingApproval) bool) (wasAsked bool) {
+	var left []agentapi.PendingApproval
 	for i, w := range q.waiting {
 		if gone(w) {
 			wasAsked = wasAsked || (i == 0 && q.asking)
@@ -55,8 +55,8 @@ func (q *approvals) drop(gone func(workflows.PendingApproval) bool) (wasAsked bo
 }
 
 // pendingOf is an approval_request event as the queue keeps it.
-func pendingOf(ev agent.Event) workflows.PendingApproval {
-	p := workflows.PendingApproval{ToolCallID: ev.ToolCallID, ToolName: ev.ToolName, Args: ev.Args}
+func pendingOf(ev agent.Event) agentapi.PendingApproval {
+	p := agentapi.PendingApproval{ToolCallID: ev.ToolCallID, ToolName: ev.ToolName, Args: ev.Args}
 	if ev.Approval != nil {
 		p.Reason, p.Deadline, p.Position = ev.Approval.Reason, ev.Approval.Deadline, ev.Approval.Position
 	}
@@ -78,7 +78,7 @@ func (e *env) approvalEvent(q *approvals, ev agent.Event) {
 	case agent.EventApprovalRequest:
 		q.add(pendingOf(ev))
 	case agent.EventApprovalDecision:
-		if q.drop(func(p workflows.PendingApproval) bool {
+		if q.drop(func(p agentapi.PendingApproval) bool {
 			return p.ToolCallID == ev.ToolCallID && p.Position == approvalPosition(ev)
 		}) {
 			fmt.Fprintf(e.out, "\n       (%s %s was decided elsewhere: %s)\n", ev.ToolName, ev.ToolCallID, ev.Approval.Decision)
@@ -113,7 +113,7 @@ func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line str
 		// takes it away if it no longer waits).
 		return false
 	}
-	q.drop(func(w workflows.PendingApproval) bool {
+	q.drop(func(w agentapi.PendingApproval) bool {
 		return (w.ToolCallID == p.ToolCallID && w.Position == p.Position) || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
 	})
 	if n := len(q.waiting); decision == agent.ApprovalAlways {
@@ -128,7 +128,7 @@ func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line str
 
 // resumePending seeds the queue with the calls that wait already: a chat
 // that comes back to a session asks them again.
-func resumePending(q *approvals, st workflows.RunState) {
+func resumePending(q *approvals, st agentapi.RunState) {
 	for _, p := range st.PendingApprovals {
 		q.add(p)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // waitingCalls are the calls of a followed run that wait for approval, as
@@ -20,7 +20,7 @@ type waitingCalls struct {
 	said  map[string]bool // tool call ids whose line was shown
 	// line is the stall line of a call that waits, the i-th (from 1) of n
 	// waiting: the chat asks it, other commands say how to answer it.
-	line func(p workflows.PendingApproval, i, n int) string
+	line func(p agentapi.PendingApproval, i, n int) string
 	// asked is the chat's: it asks the calls one at a time, the first
 	// waiting one, and its question leaves the cursor on its line, so the
 	// stall line is said of the first call only and starts a line of its
@@ -29,7 +29,7 @@ type waitingCalls struct {
 }
 
 type waitingCall struct {
-	workflows.PendingApproval
+	agentapi.PendingApproval
 	since time.Time // when the follower learnt it waits
 }
 
@@ -56,7 +56,7 @@ func (w *waitingCalls) see(ev agent.Event) {
 
 // add notes a call that waits (from an event, or from the state of a
 // session a chat comes back to).
-func (w *waitingCalls) add(p workflows.PendingApproval) {
+func (w *waitingCalls) add(p agentapi.PendingApproval) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, c := range w.calls {
@@ -89,7 +89,7 @@ func (w *waitingCalls) answered(id string) {
 // says one, it asks the run which calls still wait (pending): a run emits
 // its approval_decision events only once every call of the turn is
 // decided, so the events alone do not tell that one was answered.
-func (w *waitingCalls) stall(ctx context.Context, pending func(context.Context) ([]workflows.PendingApproval, error)) (why, key string) {
+func (w *waitingCalls) stall(ctx context.Context, pending func(context.Context) ([]agentapi.PendingApproval, error)) (why, key string) {
 	if !w.due() {
 		return "", ""
 	}
@@ -145,15 +145,15 @@ func (w *waitingCalls) due() bool {
 
 // askedLine is the chat's stall line: the chat asks the waiting calls in
 // order, so the first is the one its question is about.
-func askedLine(p workflows.PendingApproval, i, n int) string {
+func askedLine(p agentapi.PendingApproval, i, n int) string {
 	return fmt.Sprintf("waiting for your approval of %s %s (%d of %d waiting): y/n/always", p.ToolName, p.ToolCallID, i, n)
 }
 
 // answerElsewhere is the stall line of a command that follows a run but
 // cannot answer its approvals; session says whether the run is a
 // session's (which a chat can answer).
-func answerElsewhere(id string, session bool) func(p workflows.PendingApproval, i, n int) string {
-	return func(p workflows.PendingApproval, i, n int) string {
+func answerElsewhere(id string, session bool) func(p agentapi.PendingApproval, i, n int) string {
+	return func(p agentapi.PendingApproval, i, n int) string {
 		line := fmt.Sprintf("%s %s waits for approval: answer with `starter approve %s %s allow|deny|always`", p.ToolName, p.ToolCallID, id, callWithPosition(p.ToolCallID, p.Position))
 		if session {
 			line += fmt.Sprintf(" or in `starter session chat %s`", id)
@@ -166,5 +166,5 @@ func answerElsewhere(id string, session bool) func(p workflows.PendingApproval, 
 // answer); false when it cannot tell.
 func (e *env) isSession(ctx context.Context, id string) bool {
 	d, err := e.c.DescribeWorkflow(ctx, id, "")
-	return err == nil && d.RawResponse.GetWorkflowExecutionInfo().GetType().GetName() == workflows.SessionWorkflow
+	return err == nil && d.RawResponse.GetWorkflowExecutionInfo().GetType().GetName() == agentapi.SessionWorkflow
 }

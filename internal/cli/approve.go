@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // ANSI colors of an approval's diff.
@@ -25,7 +25,7 @@ const (
 // tool's own details.diff code, against the file as it is now in the
 // workspace), bash as its command, any other tool as its arguments once,
 // indented JSON.
-func describeCall(p workflows.PendingApproval, workspace string, color bool) string {
+func describeCall(p agentapi.PendingApproval, workspace string, color bool) string {
 	paint := func(c, s string) string {
 		if !color {
 			return s

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // What an approval prompt shows of each kind of call: a write as its diff
@@ -18,7 +18,7 @@ func TestDescribeCall(t *testing.T) {
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\ntwo\n"), 0o644))
 	call := func(tool string, args map[string]any) string {
-		return describeCall(workflows.PendingApproval{ToolName: tool, Args: args}, ws, false)
+		return describeCall(agentapi.PendingApproval{ToolName: tool, Args: args}, ws, false)
 	}
 	require.Equal(t, "  new.txt (new file)\n  +1 hi", call("write", map[string]any{"path": "new.txt", "content": "hi\n"}))
 	require.Equal(t, "  a.txt\n   1 one\n  -2 two\n  +2 three", call("write", map[string]any{"path": "a.txt", "content": "one\nthree\n"}))
@@ -29,6 +29,6 @@ func TestDescribeCall(t *testing.T) {
 	require.Equal(t, "  $ rm -rf build", call("bash", map[string]any{"command": "rm -rf build"}))
 	require.Equal(t, "  {\n    \"pattern\": \"TODO\"\n  }", call("grep", map[string]any{"pattern": "TODO"}))
 
-	colored := describeCall(workflows.PendingApproval{ToolName: "write", Args: map[string]any{"path": "new.txt", "content": "hi\n"}}, ws, true)
+	colored := describeCall(agentapi.PendingApproval{ToolName: "write", Args: map[string]any{"path": "new.txt", "content": "hi\n"}}, ws, true)
 	require.Contains(t, colored, colorGreen+"+1 hi"+colorReset)
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 const chatHelp = `Type a prompt and press Enter. While a run is going, a line steers it.
@@ -142,8 +142,8 @@ func (e *env) answer(ctx context.Context, id, callID string, position int, line 
 		decision = agent.ApprovalDeny
 		reason = "Denied: the answer was not y, n or a"
 	}
-	if err := agentclient.Update(ctx, e.c, id, workflows.UpdateApprove,
-		workflows.ApproveRequest{ToolCallID: callID, Position: position, Decision: decision, Reason: reason}, nil); err != nil {
+	if err := agentclient.Update(ctx, e.c, id, agentapi.UpdateApprove,
+		agentapi.ApproveRequest{ToolCallID: callID, Position: position, Decision: decision, Reason: reason}, nil); err != nil {
 		fmt.Fprintln(e.out, "approve:", err)
 		return ""
 	}

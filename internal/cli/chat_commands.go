@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // chatCommands are the chat's slash commands, in the order /help lists
@@ -34,23 +33,23 @@ func (e *env) chatLine(ctx context.Context, id, line string, running bool) {
 			fmt.Fprintf(e.out, "nothing is running: %s queues a message for a running agent; type the text as a prompt instead\n", cmd)
 			return
 		}
-		name, what := workflows.UpdateSteer, "steering"
+		name, what := agentapi.UpdateSteer, "steering"
 		if cmd == "/followup" {
-			name, what = workflows.UpdateFollowUp, "follow-up"
+			name, what = agentapi.UpdateFollowUp, "follow-up"
 		}
-		var st workflows.QueueStatus
+		var st agentapi.QueueStatus
 		if err = e.send(ctx, id, name, userText(rest), &st); err == nil {
 			fmt.Fprintf(e.out, "%s queued (%d waiting)\n", what, st.Queued)
 		}
 	case "/abort":
-		var st workflows.AbortStatus
-		if err = e.send(ctx, id, workflows.UpdateAbort, activities.AbortRequest{Reason: rest}, &st); err == nil && st.AlreadyAborted {
+		var st agentapi.AbortStatus
+		if err = e.send(ctx, id, agentapi.UpdateAbort, agentapi.AbortRequest{Reason: rest}, &st); err == nil && st.AlreadyAborted {
 			fmt.Fprintln(e.out, "already aborted")
 		}
 	case "/continue":
-		err = e.send(ctx, id, workflows.UpdateContinue, nil, nil)
+		err = e.send(ctx, id, agentapi.UpdateContinue, nil, nil)
 	case "/reset":
-		if err = e.send(ctx, id, workflows.UpdateReset, nil, nil); err == nil {
+		if err = e.send(ctx, id, agentapi.UpdateReset, nil, nil); err == nil {
 			fmt.Fprintln(e.out, "the transcript and the queues are cleared")
 		}
 	case "/state":
@@ -58,13 +57,13 @@ func (e *env) chatLine(ctx context.Context, id, line string, running bool) {
 	case "/model":
 		var ref agent.ModelRef
 		if ref, err = agent.ParseModelRef(rest); err == nil {
-			err = e.send(ctx, id, workflows.UpdateSetModel, workflows.SettingRequest{Model: &ref}, nil)
+			err = e.send(ctx, id, agentapi.UpdateSetModel, agentapi.SettingRequest{Model: &ref}, nil)
 		}
 		if err == nil {
 			fmt.Fprintf(e.out, "model %s from the next model call\n", ref)
 		}
 	case "/thinking":
-		if err = e.send(ctx, id, workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: rest}, nil); err == nil {
+		if err = e.send(ctx, id, agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: rest}, nil); err == nil {
 			fmt.Fprintf(e.out, "thinking level %s from the next model call\n", rest)
 		}
 	default:
@@ -75,12 +74,12 @@ func (e *env) chatLine(ctx context.Context, id, line string, running bool) {
 		if running {
 			// A run is going: the line steers it, as pi's interactive
 			// mode does.
-			if err = e.send(ctx, id, workflows.UpdateSteer, userText(line), nil); err == nil {
+			if err = e.send(ctx, id, agentapi.UpdateSteer, userText(line), nil); err == nil {
 				fmt.Fprintln(e.out, "       (steering the running agent)")
 			}
 			break
 		}
-		err = e.send(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: line}, nil)
+		err = e.send(ctx, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: line}, nil)
 	}
 	if err != nil {
 		fmt.Fprintf(e.out, "%serror: %s%s\n", e.colors.red, refusal(err), e.colors.reset)

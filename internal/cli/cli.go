@@ -15,14 +15,13 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/logging"
 	"github.com/durable-agents/agentloop/internal/temporalenv"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/telemetry"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Usage lists the commands.
@@ -241,8 +240,8 @@ func (e *env) steer(ctx context.Context, args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: steer ID TEXT")
 	}
-	var st workflows.QueueStatus
-	if err := e.update(ctx, args[0], workflows.UpdateSteer, userText(strings.Join(args[1:], " ")), &st); err != nil {
+	var st agentapi.QueueStatus
+	if err := e.update(ctx, args[0], agentapi.UpdateSteer, userText(strings.Join(args[1:], " ")), &st); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "steering queued (%d waiting)\n", st.Queued)
@@ -253,8 +252,8 @@ func (e *env) followUp(ctx context.Context, args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: follow-up ID TEXT")
 	}
-	var st workflows.QueueStatus
-	if err := e.update(ctx, args[0], workflows.UpdateFollowUp, userText(strings.Join(args[1:], " ")), &st); err != nil {
+	var st agentapi.QueueStatus
+	if err := e.update(ctx, args[0], agentapi.UpdateFollowUp, userText(strings.Join(args[1:], " ")), &st); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "follow-up queued (%d waiting)\n", st.Queued)
@@ -265,8 +264,8 @@ func (e *env) abort(ctx context.Context, args []string) error {
 	if len(args) < 1 {
 		return errors.New("usage: abort ID [REASON]")
 	}
-	var st workflows.AbortStatus
-	if err := e.update(ctx, args[0], workflows.UpdateAbort, activities.AbortRequest{Reason: strings.Join(args[1:], " ")}, &st); err != nil {
+	var st agentapi.AbortStatus
+	if err := e.update(ctx, args[0], agentapi.UpdateAbort, agentapi.AbortRequest{Reason: strings.Join(args[1:], " ")}, &st); err != nil {
 		return err
 	}
 	if st.AlreadyAborted {

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // The starter's exit codes (README, docs/api.md): a script can tell a run
@@ -43,7 +43,7 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &x):
 		return x.code
-	case errors.As(err, &app) && app.Type() == workflows.ErrBudgetExhausted:
+	case errors.As(err, &app) && app.Type() == agentapi.ErrBudgetExhausted:
 		return ExitBudget
 	case errors.As(err, &app):
 		return ExitRefused

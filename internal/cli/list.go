@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // listSessions prints the sessions of the namespace, newest first: id,
@@ -27,7 +27,7 @@ func (e *env) listSessions(ctx context.Context, args []string) error {
 	if err := parse(fs, args, 0, "session list [-n N] [-all]"); err != nil {
 		return err
 	}
-	query := fmt.Sprintf("WorkflowType = '%s'", workflows.SessionWorkflow)
+	query := fmt.Sprintf("WorkflowType = '%s'", agentapi.SessionWorkflow)
 	if !*all {
 		query += " AND ExecutionStatus = 'Running'"
 	}
@@ -49,29 +49,29 @@ func (e *env) listSessions(ctx context.Context, args []string) error {
 				break
 			}
 			sa := x.GetSearchAttributes().GetIndexedFields()
-			status := str(dc, sa[workflows.AgentStatus.GetName()])
+			status := str(dc, sa[agentapi.AgentStatus.GetName()])
 			if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 				status = strings.ToLower(strings.TrimPrefix(x.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 			}
 			var turns int64
 			var cost float64
-			_ = decode(dc, sa[workflows.AgentTurns.GetName()], &turns)
-			_ = decode(dc, sa[workflows.AgentCost.GetName()], &cost)
+			_ = decode(dc, sa[agentapi.AgentTurns.GetName()], &turns)
+			_ = decode(dc, sa[agentapi.AgentCost.GetName()], &cost)
 			memo := x.GetMemo().GetFields()
-			title := str(dc, memo[workflows.MemoTitle])
+			title := str(dc, memo[agentapi.MemoTitle])
 			if title == "" {
 				title = "(no prompt yet)"
 			}
 			last := x.GetStartTime().AsTime()
 			var t time.Time
-			if decode(dc, memo[workflows.MemoLastActivity], &t) == nil && t.After(last) {
+			if decode(dc, memo[agentapi.MemoLastActivity], &t) == nil && t.After(last) {
 				last = t
 			}
 			if ct := x.GetCloseTime(); ct != nil && ct.AsTime().After(last) {
 				last = ct.AsTime()
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t$%.4f\t%s\n", x.GetExecution().GetWorkflowId(), title, or(status, "-"),
-				or(str(dc, sa[workflows.AgentModel.GetName()]), "-"), turns, cost, ago(last))
+				or(str(dc, sa[agentapi.AgentModel.GetName()]), "-"), turns, cost, ago(last))
 			shown++
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {

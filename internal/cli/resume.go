@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // collapsedLines is how many lines of a tool's output a replayed
@@ -95,7 +95,7 @@ func (e *env) sessionWorkspace(ctx context.Context, id string) string {
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	var in workflows.SessionInput
+	var in agentapi.SessionInput
 	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
 	if attrs == nil || dc.FromPayloads(attrs.GetInput(), &in) != nil {
 		return ""

@@ -18,10 +18,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // UIAddress is where the dev server's Web UI listens.
@@ -36,7 +36,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 	workspace := fs.String("workspace", ".", "workspace directory (on the worker's machine)")
 	system := fs.String("system", "", "system prompt")
 	id := fs.String("id", "", "workflow id (default agent-<random>)")
-	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue")
+	taskQueue := fs.String("task-queue", agentapi.TaskQueue, "task queue")
 	toolQueue := fs.String("tool-queue", "", "task queue of the workers that hold the workspace")
 	execution := fs.String("tool-execution", "parallel", "parallel or sequential")
 	before := fs.String("before", "", "comma-separated beforeToolCall hook names")
@@ -49,7 +49,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var in workflows.AgentLoopInput
+	var in agentapi.AgentLoopInput
 	if *inputFile != "" {
 		b, err := os.ReadFile(*inputFile)
 		if err != nil {
@@ -71,7 +71,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		in = workflows.AgentLoopInput{
+		in = agentapi.AgentLoopInput{
 			LoopConfig: agent.LoopConfig{
 				SystemPrompt:   *system,
 				Model:          ref,
@@ -127,7 +127,7 @@ func mcpToolPatterns(spec string) ([]string, error) {
 
 // start starts a run, calls then (if any) once it is running, and follows
 // its events to the end.
-func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.AgentLoopInput, asJSON, detach bool, then func(client.WorkflowRun) error) error {
+func (e *env) start(ctx context.Context, id, taskQueue string, in agentapi.AgentLoopInput, asJSON, detach bool, then func(client.WorkflowRun) error) error {
 	run, err := agentclient.StartWithOptions(ctx, e.c, id, taskQueue, in, agentclient.StartOptions{Store: e.store})
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (e *env) start(ctx context.Context, id, taskQueue string, in workflows.Agen
 		p.Print(ev)
 		waits.see(ev)
 	})
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err == nil {
 		if err = run.Get(followCtx, &res); err != nil {
 			err = exitError{code: ExitError, msg: userMessage(err)} // the run failed: not a refusal
@@ -237,7 +237,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.out, "Sent steering message %q (%d queued); the run takes it at its next steering poll: after the turn in progress, or before the first model call if it is there first.\n", demo.Steering, st.Queued)
 		return nil
 	}
-	return e.start(ctx, runID(""), workflows.TaskQueue, in, *asJSON, false, steer)
+	return e.start(ctx, runID(""), agentapi.TaskQueue, in, *asJSON, false, steer)
 }
 
 func split(s string) []string {

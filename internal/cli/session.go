@@ -12,10 +12,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // sessionFlags are the settings of a new session.
@@ -48,20 +48,20 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mcp, "mcp", "", "MCP servers whose tools the session may call: comma-separated names, or the worker's MCP config file; adds server__* to -tools")
 }
 
-func (f *sessionFlags) input() (workflows.SessionInput, error) {
+func (f *sessionFlags) input() (agentapi.SessionInput, error) {
 	ref, err := agent.ParseModelRef(f.model)
 	if err != nil {
-		return workflows.SessionInput{}, err
+		return agentapi.SessionInput{}, err
 	}
 	ws, err := filepath.Abs(f.workspace)
 	if err != nil {
-		return workflows.SessionInput{}, err
+		return agentapi.SessionInput{}, err
 	}
 	mcpTools, err := mcpToolPatterns(f.mcp)
 	if err != nil {
-		return workflows.SessionInput{}, err
+		return agentapi.SessionInput{}, err
 	}
-	in := workflows.SessionInput{
+	in := agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{
 			SystemPrompt: f.system, Model: ref, Tools: append(split(f.tools), mcpTools...), Workspace: ws,
 			ToolTaskQueue: f.toolQueue, ToolExecution: agent.ExecutionMode(f.execution),
@@ -129,8 +129,8 @@ func (e *env) session(ctx context.Context, args []string) error {
 			return errors.New("usage: session continue ID")
 		}
 		turn := e.turnNow(ctx, args[1])
-		var st workflows.RunStatus
-		if err := e.update(ctx, args[1], workflows.UpdateContinue, nil, &st); err != nil {
+		var st agentapi.RunStatus
+		if err := e.update(ctx, args[1], agentapi.UpdateContinue, nil, &st); err != nil {
 			return err
 		}
 		return e.watchRun(ctx, args[1], st.After, turn)
@@ -138,14 +138,14 @@ func (e *env) session(ctx context.Context, args []string) error {
 		if len(args) != 2 {
 			return errors.New("usage: session reset ID")
 		}
-		return e.update(ctx, args[1], workflows.UpdateReset, nil, nil)
+		return e.update(ctx, args[1], agentapi.UpdateReset, nil, nil)
 	case "compact":
 		if len(args) < 2 {
 			return errors.New("usage: session compact ID [INSTRUCTIONS]")
 		}
-		var st workflows.CompactStatus
-		err := e.update(ctx, args[1], workflows.UpdateCompact,
-			workflows.CompactRequest{Instructions: strings.Join(args[2:], " ")}, &st)
+		var st agentapi.CompactStatus
+		err := e.update(ctx, args[1], agentapi.UpdateCompact,
+			agentapi.CompactRequest{Instructions: strings.Join(args[2:], " ")}, &st)
 		if err != nil {
 			return err
 		}
@@ -180,8 +180,8 @@ func (e *env) budget(ctx context.Context, id, spec string) error {
 	if err != nil {
 		return err
 	}
-	var st workflows.BudgetState
-	if err := e.update(ctx, id, workflows.UpdateSetBudget, b, &st); err != nil {
+	var st agentapi.BudgetState
+	if err := e.update(ctx, id, agentapi.UpdateSetBudget, b, &st); err != nil {
 		return err
 	}
 	s := st.Spent
@@ -197,24 +197,24 @@ func (e *env) budget(ctx context.Context, id, spec string) error {
 // same request (Update-with-Start), with the command's Update ID, so that
 // running the command again with the same -id and -update-id starts one
 // session and one run.
-func (e *env) startSession(ctx context.Context, id string, f sessionFlags, prompt string) (client.WorkflowRun, workflows.RunStatus, error) {
+func (e *env) startSession(ctx context.Context, id string, f sessionFlags, prompt string) (client.WorkflowRun, agentapi.RunStatus, error) {
 	in, err := f.input()
 	if err != nil {
-		return nil, workflows.RunStatus{}, err
+		return nil, agentapi.RunStatus{}, err
 	}
 	if id == "" {
 		id = strings.Replace(runID(""), "agent-", "session-", 1)
 	}
-	var req *workflows.PromptRequest
+	var req *agentapi.PromptRequest
 	if prompt != "" {
-		req = &workflows.PromptRequest{Text: prompt}
+		req = &agentapi.PromptRequest{Text: prompt}
 		e.updateSent = true
 		// Update-with-Start waits for a worker to take the prompt.
 		waitCtx, stopExplaining := context.WithCancel(ctx)
 		defer stopExplaining()
 		go e.explainWait(waitCtx, id, "")
 	}
-	run, st, err := agentclient.StartSession(ctx, e.c, id, workflows.TaskQueue, in, req, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
+	run, st, err := agentclient.StartSession(ctx, e.c, id, agentapi.TaskQueue, in, req, agentclient.UpdateOptions{ID: e.updateID, Store: e.store})
 	if err != nil {
 		return nil, st, err
 	}
@@ -224,22 +224,22 @@ func (e *env) startSession(ctx context.Context, id string, f sessionFlags, promp
 
 func (e *env) set(ctx context.Context, id, what, value string) error {
 	var name string
-	var req workflows.SettingRequest
+	var req agentapi.SettingRequest
 	switch what {
 	case "model":
 		ref, err := agent.ParseModelRef(value)
 		if err != nil {
 			return err
 		}
-		name, req.Model = workflows.UpdateSetModel, &ref
+		name, req.Model = agentapi.UpdateSetModel, &ref
 	case "thinking":
-		name, req.Level = workflows.UpdateSetThinkingLevel, value
+		name, req.Level = agentapi.UpdateSetThinkingLevel, value
 	case "steering":
-		name, req.Mode = workflows.UpdateSetSteeringMode, value
+		name, req.Mode = agentapi.UpdateSetSteeringMode, value
 	case "follow-up":
-		name, req.Mode = workflows.UpdateSetFollowUpMode, value
+		name, req.Mode = agentapi.UpdateSetFollowUpMode, value
 	case "tool-execution":
-		name, req.Mode = workflows.UpdateSetToolExecution, value
+		name, req.Mode = agentapi.UpdateSetToolExecution, value
 	default:
 		return fmt.Errorf("unknown setting %q", what)
 	}
@@ -249,8 +249,8 @@ func (e *env) set(ctx context.Context, id, what, value string) error {
 // promptAndWatch prompts a session and follows the run to its agent_end.
 func (e *env) promptAndWatch(ctx context.Context, id, text string) error {
 	turn := e.turnNow(ctx, id)
-	var st workflows.RunStatus
-	if err := e.update(ctx, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, &st); err != nil {
+	var st agentapi.RunStatus
+	if err := e.update(ctx, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: text}, &st); err != nil {
 		return err
 	}
 	return e.watchRun(ctx, id, st.After, turn)
@@ -312,7 +312,7 @@ func (e *env) approve(ctx context.Context, args []string) error {
 	if len(args) < 3 {
 		return errors.New(usage)
 	}
-	r := workflows.ApproveRequest{ToolCallID: args[1]}
+	r := agentapi.ApproveRequest{ToolCallID: args[1]}
 	rest := args[2:]
 	if pos, err := strconv.Atoi(rest[0]); err == nil {
 		if pos < 1 || len(rest) < 2 {
@@ -321,7 +321,7 @@ func (e *env) approve(ctx context.Context, args []string) error {
 		r.Position, rest = pos, rest[1:]
 	}
 	r.Decision, r.Reason = rest[0], strings.Join(rest[1:], " ")
-	return e.update(ctx, args[0], workflows.UpdateApprove, r, nil)
+	return e.update(ctx, args[0], agentapi.UpdateApprove, r, nil)
 }
 
 // callWithPosition is how a waiting call is named to starter approve: its

@@ -8,8 +8,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // stallCheck is how often the starter asks why a run it follows, or an
@@ -42,7 +42,7 @@ func (e *env) explainStallOr(ctx context.Context, id string, approvals *waitingC
 		why, key := stallReason(ctx, e.c, id)
 		fresh := ""
 		if why == "" && approvals != nil {
-			why, key = approvals.stall(ctx, func(ctx context.Context) ([]workflows.PendingApproval, error) {
+			why, key = approvals.stall(ctx, func(ctx context.Context) ([]agentapi.PendingApproval, error) {
 				st, err := agentclient.State(ctx, e.c, id)
 				return st.PendingApprovals, err
 			})

@@ -9,10 +9,10 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/journal"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // scheduledOn lists the task queue of every scheduled activity of a type.
@@ -61,7 +61,7 @@ func TestToolsStayOnTheirHost(t *testing.T) {
 	require.Len(t, lines(e.path(crashtest.Marker), "done"), 1, "bash ran once")
 
 	h := e.history(id)
-	hostA := workflows.HostQueue(e.queue, "host-a")
+	hostA := agentapi.HostQueue(e.queue, "host-a")
 	require.Equal(t, []string{hostA}, scheduledOn(h, executeActivity))
 	require.Equal(t, []string{hostA}, scheduledOn(h, journal.LookupActivity), "the lookup asks the host that ran the tool")
 	as := e.logActivities(id)

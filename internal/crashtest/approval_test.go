@@ -8,11 +8,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // A worker killed while a session waits for a person: the wait is durable
@@ -28,16 +28,16 @@ func TestKillWorkerWhileSessionWaitsForApproval(t *testing.T) {
 	w1 := e.startWorker("w1")
 	ctx := context.Background()
 	id := "approval"
-	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: e.queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{LoopConfig: agent.LoopConfig{
+	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: e.queue}, agentapi.SessionWorkflow,
+		agentapi.SessionInput{LoopConfig: agent.LoopConfig{
 			Model:     agent.ModelRef{Provider: llm.ScriptedProviderName, ID: crashtest.ModelApproval},
 			Tools:     []string{tools.BashToolName},
 			Workspace: e.ws,
 			Approval:  &agent.ApprovalPolicy{Tools: []string{tools.BashToolName}},
 		}})
 	require.NoError(t, err)
-	var started workflows.RunStatus
-	require.NoError(t, agentclient.Update(ctx, e.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, &started))
+	var started agentapi.RunStatus
+	require.NoError(t, agentclient.Update(ctx, e.c, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, &started))
 
 	// A Query is answered by a workflow task, which a loaded machine or a
 	// dead worker delays past the Query's deadline: the waits retry it.
@@ -56,9 +56,9 @@ func TestKillWorkerWhileSessionWaitsForApproval(t *testing.T) {
 
 	e.killWorker(w1, "while the session waits for approval")
 	e.startWorker("w2")
-	var left workflows.ApprovalStatus
-	require.NoError(t, agentclient.Update(ctx, e.c, id, workflows.UpdateApprove,
-		workflows.ApproveRequest{ToolCallID: "call-approve", Decision: agent.ApprovalAllow}, &left))
+	var left agentapi.ApprovalStatus
+	require.NoError(t, agentclient.Update(ctx, e.c, id, agentapi.UpdateApprove,
+		agentapi.ApproveRequest{ToolCallID: "call-approve", Decision: agent.ApprovalAllow}, &left))
 	require.Zero(t, left.Pending)
 	e.waitFor("the run to end", runTimeout, func() bool { return status() == "idle" })
 

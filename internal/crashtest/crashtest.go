@@ -15,6 +15,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
@@ -288,8 +289,8 @@ func Register(w worker.Worker, acts *activities.Activities, variant string, audi
 	case VariantPlain, "":
 		workflows.Register(w, acts)
 	case VariantUnguarded, VariantGuarded:
-		w.RegisterWorkflowWithOptions(loop[variant], workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow, VersioningBehavior: workflows.AgentLoopVersioning})
-		w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.SessionWorkflow, VersioningBehavior: workflows.SessionVersioning})
+		w.RegisterWorkflowWithOptions(loop[variant], workflow.RegisterOptions{Name: agentapi.AgentLoopWorkflow, VersioningBehavior: workflows.AgentLoopVersioning})
+		w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: agentapi.SessionWorkflow, VersioningBehavior: workflows.SessionVersioning})
 		w.RegisterActivity(acts)
 	default:
 		return fmt.Errorf("unknown workflow variant %q", variant)
@@ -300,9 +301,9 @@ func Register(w worker.Worker, acts *activities.Activities, variant string, audi
 // UnguardedAgentLoop is AgentLoop after a careless change: it records the
 // run's start with an activity before the loop. Its first command differs
 // from the one in any history AgentLoop recorded, so replay fails.
-func UnguardedAgentLoop(ctx workflow.Context, in workflows.AgentLoopInput) (workflows.AgentLoopResult, error) {
+func UnguardedAgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.AgentLoopResult, error) {
 	if err := recordRunStart(ctx); err != nil {
-		return workflows.AgentLoopResult{}, err
+		return agentapi.AgentLoopResult{}, err
 	}
 	return workflows.AgentLoop(ctx, in)
 }
@@ -310,10 +311,10 @@ func UnguardedAgentLoop(ctx workflow.Context, in workflows.AgentLoopInput) (work
 // GuardedAgentLoop is the same change behind workflow.GetVersion: a run
 // whose history has no version marker (started before the change) skips
 // the new activity; a new run records version 1 and runs it.
-func GuardedAgentLoop(ctx workflow.Context, in workflows.AgentLoopInput) (workflows.AgentLoopResult, error) {
+func GuardedAgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.AgentLoopResult, error) {
 	if workflow.GetVersion(ctx, AuditChangeID, workflow.DefaultVersion, 1) == 1 {
 		if err := recordRunStart(ctx); err != nil {
-			return workflows.AgentLoopResult{}, err
+			return agentapi.AgentLoopResult{}, err
 		}
 	}
 	return workflows.AgentLoop(ctx, in)

@@ -22,15 +22,14 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/stack"
 	"github.com/durable-agents/agentloop/internal/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // workerBin is the test worker, built once per test binary.
@@ -344,8 +343,8 @@ func (e *env) killWorker(p *proc, why string) {
 
 // input is a run of a scripted model with the given tools in the env's
 // workspace.
-func (e *env) input(model string, toolNames ...string) workflows.AgentLoopInput {
-	return workflows.AgentLoopInput{
+func (e *env) input(model string, toolNames ...string) agentapi.AgentLoopInput {
+	return agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			Model:     agent.ModelRef{Provider: llm.ScriptedProviderName, ID: model},
 			Tools:     toolNames,
@@ -355,12 +354,12 @@ func (e *env) input(model string, toolNames ...string) workflows.AgentLoopInput 
 	}
 }
 
-func (e *env) start(id string, in workflows.AgentLoopInput) client.WorkflowRun {
+func (e *env) start(id string, in agentapi.AgentLoopInput) client.WorkflowRun {
 	e.t.Helper()
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: e.queue,
-	}, workflows.AgentLoopWorkflow, in)
+	}, agentapi.AgentLoopWorkflow, in)
 	require.NoError(e.t, err)
 	e.logf("started run %s", id)
 	// The tests read a turn's live heartbeat details as a watcher does, so
@@ -373,11 +372,11 @@ func (e *env) start(id string, in workflows.AgentLoopInput) client.WorkflowRun {
 }
 
 // result waits for a run's result through the env's current client.
-func (e *env) result(id string, timeout time.Duration) workflows.AgentLoopResult {
+func (e *env) result(id string, timeout time.Duration) agentapi.AgentLoopResult {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(e.t, e.c.GetWorkflow(ctx, id, "").Get(ctx, &res), "run %s", id)
 	e.logf("run %s ended: %s after %d turns", id, res.StopReason, res.Turns)
 	return res
@@ -412,7 +411,7 @@ func (e *env) waitFor(what string, timeout time.Duration, cond func() bool) {
 }
 
 // pendingActivity returns the run's pending activity of the given type.
-func (e *env) pendingActivity(id, activityType string) (found bool, state enumspb.PendingActivityState, heartbeat *activities.LiveProgress) {
+func (e *env) pendingActivity(id, activityType string) (found bool, state enumspb.PendingActivityState, heartbeat *agentapi.LiveProgress) {
 	d, err := e.c.DescribeWorkflow(context.Background(), id, "")
 	if err != nil {
 		return false, 0, nil
@@ -421,7 +420,7 @@ func (e *env) pendingActivity(id, activityType string) (found bool, state enumsp
 		if pa.GetActivityType().GetName() != activityType {
 			continue
 		}
-		var p activities.LiveProgress
+		var p agentapi.LiveProgress
 		if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil {
 			heartbeat = &p
 		}

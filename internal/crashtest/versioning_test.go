@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/testenv"
@@ -79,15 +80,15 @@ func TestDeployNewVersion(t *testing.T) {
 	e.start(a, e.input(crashtest.ModelLongRead, crashtest.SlowReadTool))
 	s := "session"
 	ctx := context.Background()
-	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: s, TaskQueue: e.queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{LoopConfig: agent.LoopConfig{
+	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: s, TaskQueue: e.queue}, agentapi.SessionWorkflow,
+		agentapi.SessionInput{LoopConfig: agent.LoopConfig{
 			Model:     agent.ModelRef{Provider: llm.ScriptedProviderName, ID: crashtest.ModelReadOnly},
 			Tools:     []string{crashtest.SlowReadTool},
 			Workspace: e.ws,
 		}})
 	require.NoError(t, err)
-	var st workflows.RunStatus
-	update(t, e, s, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "read"}, &st)
+	var st agentapi.RunStatus
+	update(t, e, s, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "read"}, &st)
 	log := e.path(crashtest.SlowReadLog)
 	e.waitFor("the pinned run's held tool running on v1", reachTimeout, func() bool {
 		for _, l := range lines(log, "start") {
@@ -135,7 +136,7 @@ func TestDeployNewVersion(t *testing.T) {
 	first, err := e.c.DescribeWorkflow(ctx, s, "")
 	require.NoError(t, err)
 	firstRun := first.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-	update(t, e, s, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "read again"}, &st)
+	update(t, e, s, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "read again"}, &st)
 	require.Equal(t, 2, st.Run)
 	var now *historypb.History
 	e.waitFor("the session's second run ended on v2", reachTimeout, func() bool {

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/workflows"
 
 	"github.com/durable-agents/agentloop/internal/gobin"
@@ -152,8 +153,8 @@ func ServerArgs() []string {
 		// eagerly waited 15-50 ms for it (measured by bench loop).
 		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000",
 	}
-	for _, n := range slices.Sorted(maps.Keys(workflows.SearchAttributes)) {
-		args = append(args, "--search-attribute", n+"="+workflows.SearchAttributes[n])
+	for _, n := range slices.Sorted(maps.Keys(agentapi.SearchAttributes)) {
+		args = append(args, "--search-attribute", n+"="+agentapi.SearchAttributes[n])
 	}
 	return args
 }

@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Issue 26's config drift, with real worker processes: two hosts, one
@@ -114,8 +114,8 @@ func TestConfigDriftSessionsOnTwoHostsOneWithoutKey(t *testing.T) {
 func runSession(c client.Client, queue, workspace, id string, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, agentapi.SessionWorkflow,
+		agentapi.SessionInput{
 			LoopConfig:              agent.LoopConfig{Model: agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "fleet"}, Workspace: workspace},
 			ContinueAsNewAfterTurns: 1,
 		})
@@ -125,7 +125,7 @@ func runSession(c client.Client, queue, workspace, id string, n int) (int, error
 	var after int64
 	for k := 1; k <= n; k++ {
 		text := fmt.Sprintf("%s prompt %d", id, k)
-		err := agentclient.UpdateWithOptions(ctx, c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, nil,
+		err := agentclient.UpdateWithOptions(ctx, c, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: text}, nil,
 			agentclient.UpdateOptions{ID: fmt.Sprintf("%s-%d", id, k)})
 		if err != nil {
 			return k - 1, fmt.Errorf("prompt %d: %w%s", k, err, closed(c, id))

@@ -14,6 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/internal/devserver"
 	"github.com/durable-agents/agentloop/internal/s3server"
 	"github.com/durable-agents/agentloop/internal/testenv"
@@ -74,7 +75,7 @@ func worker(t testing.TB) string {
 // Start starts a fleet's server, store and model; it has no hosts yet.
 func Start(t testing.TB, o Options) *Fleet {
 	t.Helper()
-	f := &Fleet{T: t, Dir: t.TempDir(), Queue: workflows.TaskQueue, Bin: worker(t)}
+	f := &Fleet{T: t, Dir: t.TempDir(), Queue: agentapi.TaskQueue, Bin: worker(t)}
 	f.Workspace = filepath.Join(f.Dir, "workspace")
 	if err := os.MkdirAll(f.Workspace, 0o755); err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func (f *Fleet) AddHost(id string, env []string, args ...string) *Host {
 	if err := h.Start(); err != nil {
 		f.T.Fatal(err)
 	}
-	f.WaitPolled(workflows.HostQueue(f.Queue, id), h, time.Minute)
+	f.WaitPolled(agentapi.HostQueue(f.Queue, id), h, time.Minute)
 	return h
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/fleettest"
 	"github.com/durable-agents/agentloop/llm"
@@ -90,8 +91,8 @@ func prompt(t *testing.T, f *fleettest.Fleet, id, text string, timeout time.Dura
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var st workflows.RunStatus
-	require.NoError(t, agentclient.Update(ctx, f.Client, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: text}, &st))
+	var st agentapi.RunStatus
+	require.NoError(t, agentclient.Update(ctx, f.Client, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: text}, &st))
 	return follow(t, ctx, f.Client, id, st.After)
 }
 
@@ -189,15 +190,15 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 	cfg := config(f)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, workflows.SessionInput{LoopConfig: cfg},
-		&workflows.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
+	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, agentapi.SessionInput{LoopConfig: cfg},
+		&agentapi.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	ends := toolEnds(follow(t, ctx, f.Client, id, st.After))
 	require.Len(t, ends, 1)
 	require.False(t, ends[0].IsError, resultText(ends[0]))
 	ex := executions(t, f.Client, id)
 	require.Len(t, ex, 1)
-	require.Equal(t, workflows.HostQueue(f.Queue, "host-a"), ex[0].queue)
+	require.Equal(t, agentapi.HostQueue(f.Queue, "host-a"), ex[0].queue)
 	require.True(t, pidIn(ex[0].worker, a), "host a ran the first tool: %s", ex[0].worker)
 
 	b := f.AddHost("host-b", nil)
@@ -211,7 +212,7 @@ func TestSessionOutlivesItsHost(t *testing.T) {
 	require.Equal(t, "two", strings.TrimSpace(resultText(last)))
 	ex = executions(t, f.Client, id)
 	lastEx := ex[len(ex)-1]
-	require.Equal(t, workflows.HostQueue(f.Queue, "host-b"), lastEx.queue)
+	require.Equal(t, agentapi.HostQueue(f.Queue, "host-b"), lastEx.queue)
 	require.True(t, pidIn(lastEx.worker, b), "host b ran the tool: %s", lastEx.worker)
 	path := "the run-start check replaced host a"
 	if len(ends) > 1 {
@@ -238,7 +239,7 @@ func TestToolCallOnAGoneHost(t *testing.T) {
 	cfg.HostStartTimeout = "5s"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	run, err := agentclient.Start(ctx, f.Client, "loop-b", f.Queue, workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "[gate] Run: echo b-ran"})
+	run, err := agentclient.Start(ctx, f.Client, "loop-b", f.Queue, agentapi.AgentLoopInput{LoopConfig: cfg, Prompt: "[gate] Run: echo b-ran"})
 	require.NoError(t, err)
 	select {
 	case <-m.waiting:
@@ -249,7 +250,7 @@ func TestToolCallOnAGoneHost(t *testing.T) {
 	a.Kill()
 	close(m.gate)
 
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(ctx, &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	var results []agent.Message
@@ -267,8 +268,8 @@ func TestToolCallOnAGoneHost(t *testing.T) {
 
 	ex := executions(t, f.Client, run.GetID())
 	require.Len(t, ex, 2)
-	require.Equal(t, execution{queue: workflows.HostQueue(f.Queue, "host-a")}, ex[0], "nobody took the call on host a")
-	require.Equal(t, workflows.HostQueue(f.Queue, "host-b"), ex[1].queue)
+	require.Equal(t, execution{queue: agentapi.HostQueue(f.Queue, "host-a")}, ex[0], "nobody took the call on host a")
+	require.Equal(t, agentapi.HostQueue(f.Queue, "host-b"), ex[1].queue)
 	require.True(t, pidIn(ex[1].worker, b), "host b ran the call again: %s", ex[1].worker)
 
 	// The hosts' queues are not part of the deployment version the run is
@@ -307,7 +308,7 @@ func TestHostIDSurvivesRestarts(t *testing.T) {
 	one := f.NewHost("one", nil)
 	require.NoError(t, one.Start())
 	id1 := idOf(one)
-	q1 := workflows.HostQueue(f.Queue, id1)
+	q1 := agentapi.HostQueue(f.Queue, id1)
 	f.WaitPolled(q1, one, time.Minute)
 	require.Equal(t, 1, startLines(one, q1))
 	one.Stop(syscall.SIGTERM, 30*time.Second)
@@ -320,12 +321,12 @@ func TestHostIDSurvivesRestarts(t *testing.T) {
 	require.NoError(t, two.Start())
 	id2 := idOf(two)
 	require.NotEqual(t, id1, id2)
-	f.WaitPolled(workflows.HostQueue(f.Queue, id2), two, time.Minute)
+	f.WaitPolled(agentapi.HostQueue(f.Queue, id2), two, time.Minute)
 
 	env := append(f.Env(), "AGENTLOOP_HOST_ID=pod-3")
 	three := f.NewHost("three", env)
 	require.NoError(t, three.Start())
-	f.WaitPolled(workflows.HostQueue(f.Queue, "pod-3"), three, time.Minute)
+	f.WaitPolled(agentapi.HostQueue(f.Queue, "pod-3"), three, time.Minute)
 	_, err := os.Stat(filepath.Join(f.Dir, "hosts", "three", "host-id"))
 	require.True(t, errors.Is(err, os.ErrNotExist), "a given id is not written: %v", err)
 }
@@ -355,11 +356,11 @@ func TestRunStartMovesOffASilentHost(t *testing.T) {
 	id := "session-silent"
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, workflows.SessionInput{LoopConfig: config(f)},
-		&workflows.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
+	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, agentapi.SessionInput{LoopConfig: config(f)},
+		&agentapi.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	require.Len(t, toolEnds(follow(t, ctx, f.Client, id, st.After)), 1)
-	queueA := workflows.HostQueue(f.Queue, "host-a")
+	queueA := agentapi.HostQueue(f.Queue, "host-a")
 	ex := executions(t, f.Client, id)
 	require.Len(t, ex, 1)
 	require.Equal(t, queueA, ex[0].queue)
@@ -389,7 +390,7 @@ func TestRunStartMovesOffASilentHost(t *testing.T) {
 	require.Equal(t, "two", strings.TrimSpace(resultText(ends[0])))
 	ex = executions(t, f.Client, id)
 	require.Len(t, ex, 2)
-	require.Equal(t, workflows.HostQueue(f.Queue, "host-b"), ex[1].queue)
+	require.Equal(t, agentapi.HostQueue(f.Queue, "host-b"), ex[1].queue)
 	require.True(t, pidIn(ex[1].worker, b), "host b ran the tool: %s", ex[1].worker)
 	t.Logf("host a's queue silent %v after the kill; the next prompt then took %v, on host b", silent.Round(time.Second), took.Round(100*time.Millisecond))
 }

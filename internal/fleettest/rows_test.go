@@ -19,10 +19,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/fleettest"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Tests of three rows of issue 26's table, each with real worker
@@ -169,8 +169,8 @@ func TestRowTwoHostsWithTheirOwnStores(t *testing.T) {
 
 	id := "row-stores"
 	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue,
-		workflows.SessionInput{LoopConfig: config(f), ContinueAsNewAfterTurns: 1},
-		&workflows.PromptRequest{Text: "prompt 1"}, agentclient.UpdateOptions{})
+		agentapi.SessionInput{LoopConfig: config(f), ContinueAsNewAfterTurns: 1},
+		&agentapi.PromptRequest{Text: "prompt 1"}, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	text, stop := lastAnswer(t, follow(t, ctx, f.Client, id, st.After))
 	require.Equal(t, "answer to prompt 1", text)
@@ -179,8 +179,8 @@ func TestRowTwoHostsWithTheirOwnStores(t *testing.T) {
 	// b joins with the other store; a stops, so only b polls.
 	b := f.AddHost("host-b", nil, "-store", dirB)
 	a.Stop(syscall.SIGTERM, 30*time.Second)
-	var st2 workflows.RunStatus
-	require.NoError(t, agentclient.Update(ctx, f.Client, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: "prompt 2"}, &st2))
+	var st2 agentapi.RunStatus
+	require.NoError(t, agentclient.Update(ctx, f.Client, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "prompt 2"}, &st2))
 	// The model turn's attempts on b fail StoreMismatch, retryable: it
 	// stays pending, naming both stores.
 	mismatch := ""
@@ -200,7 +200,7 @@ func TestRowTwoHostsWithTheirOwnStores(t *testing.T) {
 	t.Logf("pending on host b alone: %s", mismatch)
 
 	require.NoError(t, a.Start())
-	f.WaitPolled(workflows.HostQueue(f.Queue, "host-a"), a, time.Minute)
+	f.WaitPolled(agentapi.HostQueue(f.Queue, "host-a"), a, time.Minute)
 	text, stop = lastAnswer(t, follow(t, ctx, f.Client, id, st2.After))
 	require.Equal(t, "answer to prompt 2", text)
 	require.Equal(t, agent.StopReasonStop, stop)
@@ -246,10 +246,10 @@ func TestRowSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 
 	const size = 10 << 10
 	output := strings.Repeat("x", size)
-	source, err := agentclient.Start(ctx, f.Client, "row-sweep-source", f.Queue, workflows.AgentLoopInput{
+	source, err := agentclient.Start(ctx, f.Client, "row-sweep-source", f.Queue, agentapi.AgentLoopInput{
 		LoopConfig: config(f), Prompt: fmt.Sprintf(`Run: head -c %d /dev/zero | tr '\0' x`, size)})
 	require.NoError(t, err)
-	var res workflows.AgentLoopResult // as stored: stubs, not the content
+	var res agentapi.AgentLoopResult // as stored: stubs, not the content
 	require.NoError(t, source.Get(ctx, &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	var stub *agent.BlobRef
@@ -265,7 +265,7 @@ func TestRowSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 
 	id := "row-sweep-session"
 	_, _, err = agentclient.StartSession(ctx, f.Client, id, f.Queue,
-		workflows.SessionInput{LoopConfig: config(f), Messages: res.Messages, ContinueAsNewAfterTurns: 1}, nil, agentclient.UpdateOptions{})
+		agentapi.SessionInput{LoopConfig: config(f), Messages: res.Messages, ContinueAsNewAfterTurns: 1}, nil, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	// The session copies the source's content into its own scope as it
 	// starts.
@@ -304,7 +304,7 @@ func TestRowSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 	for _, h := range hosts {
 		h.Stop(syscall.SIGTERM, 30*time.Second)
 		require.NoError(t, h.Start())
-		f.WaitPolled(workflows.HostQueue(f.Queue, h.ID), h, time.Minute)
+		f.WaitPolled(agentapi.HostQueue(f.Queue, h.ID), h, time.Minute)
 	}
 	m.mu.Lock()
 	before := len(m.toolLens)
@@ -344,8 +344,8 @@ func TestRowThreeLargeSteers(t *testing.T) {
 	id := "row-steers"
 	cfg := config(f)
 	cfg.SteeringMode = agent.QueueAll
-	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, workflows.SessionInput{LoopConfig: cfg},
-		&workflows.PromptRequest{Text: "Run: sleep 15"}, agentclient.UpdateOptions{})
+	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, agentapi.SessionInput{LoopConfig: cfg},
+		&agentapi.PromptRequest{Text: "Run: sleep 15"}, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	select {
 	case <-m.called:
@@ -357,11 +357,11 @@ func TestRowThreeLargeSteers(t *testing.T) {
 	for i, letter := range []string{"a", "b", "c"} {
 		msg := agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(strings.Repeat(letter, bigSize))}}
 		h, err := f.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			WorkflowID: id, UpdateName: workflows.UpdateSteer, Args: []any{msg},
+			WorkflowID: id, UpdateName: agentapi.UpdateSteer, Args: []any{msg},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		})
 		require.NoError(t, err, "steer %d", i+1)
-		var qs workflows.QueueStatus
+		var qs agentapi.QueueStatus
 		require.NoError(t, h.Get(ctx, &qs), "steer %d", i+1)
 		t.Logf("steer %d queued: %+v", i+1, qs)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/fleettest"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // A root worker host under bubblewrap (issue 27) runs a run's commands as
@@ -39,10 +39,10 @@ func TestRootHostRunsCommandsAsNobody(t *testing.T) {
 	require.NoError(t, syscall.Stat(f.Workspace, &ws))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run, err := agentclient.Start(ctx, f.Client, "loop-root", f.Queue, workflows.AgentLoopInput{LoopConfig: config(f),
+	run, err := agentclient.Start(ctx, f.Client, "loop-root", f.Queue, agentapi.AgentLoopInput{LoopConfig: config(f),
 		Prompt: "Run: echo uid $(id -u); echo x > made-by-bash && stat -c 'sees %u' made-by-bash; cat /etc/shadow >/dev/null 2>&1 || echo shadow-refused"})
 	require.NoError(t, err)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(ctx, &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	out := m.sawAll()

@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/fleettest"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Two real worker processes, of which only b holds the workspace that
@@ -41,7 +41,7 @@ func TestRunsResolveOnTheHostThatHoldsTheirWorkspace(t *testing.T) {
 	runs := make([]client.WorkflowRun, n)
 	for i := range runs {
 		run, err := agentclient.Start(ctx, f.Client, fmt.Sprintf("workspace-%d-%d", i, time.Now().UnixNano()), f.Queue,
-			workflows.AgentLoopInput{
+			agentapi.AgentLoopInput{
 				LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "fleet"}, Tools: []string{"bash"}},
 				Prompt:     "Run: pwd",
 			})
@@ -51,7 +51,7 @@ func TestRunsResolveOnTheHostThatHoldsTheirWorkspace(t *testing.T) {
 	moved := 0
 	for _, run := range runs {
 		rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		var res workflows.AgentLoopResult
+		var res agentapi.AgentLoopResult
 		err := run.Get(rctx, &res)
 		cancel()
 		require.NoError(t, err)

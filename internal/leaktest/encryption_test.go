@@ -24,6 +24,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/codec"
 	"github.com/durable-agents/agentloop/hooks"
@@ -111,7 +112,7 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := agentclient.Start(ctx, c, marker("codec-e2e"), queue, workflows.AgentLoopInput{
+	run, err := agentclient.Start(ctx, c, marker("codec-e2e"), queue, agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			Model:        agent.ModelRef{Provider: "test", ID: "script"},
 			SystemPrompt: secrets["SYSTEM"],
@@ -130,7 +131,7 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	close(steered)
 
 	// With the keys, everything reads as usual.
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(ctx, &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	require.Equal(t, secrets["ANSWER"], agent.TextOf(res.Messages[len(res.Messages)-1].Content))
@@ -203,12 +204,12 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	require.Greater(t, blobs, 0, "the run stored its transcript's segments")
 
 	// A client without the keys cannot read the result or the events.
-	var noKeys workflows.AgentLoopResult
+	var noKeys agentapi.AgentLoopResult
 	err = plain.GetWorkflow(ctx, run.GetID(), run.GetRunID()).Get(ctx, &noKeys)
 	require.Error(t, err)
-	resp, err := plain.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryEvents, workflows.EventsQuery{})
+	resp, err := plain.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.QueryEvents, agentapi.EventsQuery{})
 	if err == nil {
-		var page workflows.EventsPage
+		var page agentapi.EventsPage
 		require.Error(t, resp.Get(&page), "a query answer is ciphertext too")
 	}
 }

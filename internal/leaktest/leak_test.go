@@ -26,6 +26,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/logging"
@@ -104,13 +105,13 @@ func startWorker(t *testing.T, models *llm.Registry, ts ...tools.Tool) *testWork
 // everything is every place a run's data shows: the raw history (all
 // payloads and failure messages, as protobuf and as JSON), the result or
 // the run's error, the events and state Queries, and the worker's logs.
-func (w *testWorker) everything(t *testing.T, in workflows.AgentLoopInput) map[string]string {
+func (w *testWorker) everything(t *testing.T, in agentapi.AgentLoopInput) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run, err := agentclient.Start(ctx, w.c, "leak-"+random(6), w.queue, in)
 	require.NoError(t, err)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	runErr := run.Get(ctx, &res)
 	resJSON, _ := json.Marshal(res)
 
@@ -127,7 +128,7 @@ func (w *testWorker) everything(t *testing.T, in workflows.AgentLoopInput) map[s
 		resolved.Write(b)
 		resolved.WriteByte('\n')
 	}))
-	state, err := w.c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.QueryState)
+	state, err := w.c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.QueryState)
 	require.NoError(t, err)
 	var st json.RawMessage
 	require.NoError(t, state.Get(&st))
@@ -230,7 +231,7 @@ func TestProviderKeyNeverLeaks(t *testing.T) {
 			w := startWorker(t, models)
 			ref, err := agent.ParseModelRef(pc.model)
 			require.NoError(t, err)
-			places := w.everything(t, workflows.AgentLoopInput{
+			places := w.everything(t, agentapi.AgentLoopInput{
 				LoopConfig: agent.LoopConfig{Model: ref},
 				Prompt:     "say hello",
 			})
@@ -272,7 +273,7 @@ func TestToolsDoNotInheritWorkerSecrets(t *testing.T) {
 	}})
 	models.Register("test", scripted)
 	w := startWorker(t, models, tools.Builtins(tools.BuiltinOptions{})...)
-	places := w.everything(t, workflows.AgentLoopInput{
+	places := w.everything(t, agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "env"}, Tools: []string{"bash"}},
 		Prompt:     "print the environment",
 	})

@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // sessionDriver does what a client of one session does: start it, send
@@ -126,8 +126,8 @@ func (d *sessionDriver) config() agent.LoopConfig {
 // start starts the session, again while the server does not answer.
 func (d *sessionDriver) start(ctx context.Context) error {
 	return d.retry(ctx, time.Now().Add(5*time.Minute), func(ctx context.Context) error {
-		_, err := d.s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: d.id, TaskQueue: d.s.queue}, workflows.SessionWorkflow,
-			workflows.SessionInput{LoopConfig: d.config(), ContinueAsNewAfterTurns: d.s.o.ContinueAsNewAfterTurns})
+		_, err := d.s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: d.id, TaskQueue: d.s.queue}, agentapi.SessionWorkflow,
+			agentapi.SessionInput{LoopConfig: d.config(), ContinueAsNewAfterTurns: d.s.o.ContinueAsNewAfterTurns})
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
 			return nil // an earlier attempt started it
@@ -153,12 +153,12 @@ func (d *sessionDriver) prompt(ctx context.Context, k int, deadline time.Time) e
 		h, err := d.s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 			WorkflowID:   d.id,
 			UpdateID:     fmt.Sprintf("%s-prompt-%d", d.id, k),
-			UpdateName:   workflows.UpdatePrompt,
-			Args:         []any{workflows.PromptRequest{Text: promptText(d.id, k)}},
+			UpdateName:   agentapi.UpdatePrompt,
+			Args:         []any{agentapi.PromptRequest{Text: promptText(d.id, k)}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		})
 		if err == nil {
-			var rs workflows.RunStatus
+			var rs agentapi.RunStatus
 			err = h.Get(ctx, &rs)
 		}
 		return err

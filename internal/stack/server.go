@@ -29,7 +29,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentloop "github.com/durable-agents/agentloop"
-	"github.com/durable-agents/agentloop/workflows"
+
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Ports are a Temporal server's ports: each service's gRPC and membership
@@ -301,7 +302,7 @@ func (s *Server) register(ctx context.Context) error {
 		return fmt.Errorf("register namespace %s: %w", s.Namespace, err)
 	}
 	attrs := map[string]enumspb.IndexedValueType{}
-	for name, typ := range workflows.SearchAttributes {
+	for name, typ := range agentapi.SearchAttributes {
 		v, ok := enumspb.IndexedValueType_value["INDEXED_VALUE_TYPE_"+strings.ToUpper(typ)]
 		if !ok {
 			return fmt.Errorf("search attribute %s: unknown type %s", name, typ)

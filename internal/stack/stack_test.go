@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"gopkg.in/yaml.v3"
 
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // binaries returns the stack's binaries, or skips the test when they are
@@ -180,7 +180,7 @@ func TestStackUpRestartDown(t *testing.T) {
 }
 
 func temporalSearchAttributes() temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(workflows.AgentStatus.ValueSet("started"), workflows.AgentTurns.ValueSet(0))
+	return temporal.NewSearchAttributes(agentapi.AgentStatus.ValueSet("started"), agentapi.AgentTurns.ValueSet(0))
 }
 
 // scripts/lib.sh installs what FindBinaries looks for.

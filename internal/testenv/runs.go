@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Suffix returns 12 random hex digits for workflow ids and task queues:
@@ -28,7 +28,7 @@ func Start(t testing.TB, c client.Client, queue, prefix string, in any) client.W
 	t.Helper()
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID: prefix + Suffix(), TaskQueue: queue,
-	}, workflows.AgentLoopWorkflow, in)
+	}, agentapi.AgentLoopWorkflow, in)
 	if err != nil {
 		t.Fatalf("start a run on %s: %v", queue, err)
 	}
@@ -36,11 +36,11 @@ func Start(t testing.TB, c client.Client, queue, prefix string, in any) client.W
 }
 
 // Result waits up to timeout for an AgentLoop run, which must complete.
-func Result(t testing.TB, run client.WorkflowRun, timeout time.Duration) workflows.AgentLoopResult {
+func Result(t testing.TB, run client.WorkflowRun, timeout time.Duration) agentapi.AgentLoopResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("run %s did not complete: %v", run.GetID(), err)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/crashtest"
 	"github.com/durable-agents/agentloop/store"
@@ -33,7 +34,7 @@ func main() {
 
 func run() error {
 	address := flag.String("address", "", "Temporal frontend host:port")
-	queue := flag.String("queue", workflows.TaskQueue, "task queue")
+	queue := flag.String("queue", agentapi.TaskQueue, "task queue")
 	dir := flag.String("dir", "", "state directory: hook markers, journal, audit log")
 	variant := flag.String("variant", crashtest.VariantPlain, "workflow variant: plain, unguarded or guarded")
 	hookBlock := flag.Duration("hook-block", 1500*time.Millisecond, "how long the crashtest_block before hook blocks")
@@ -103,7 +104,7 @@ func run() error {
 	}
 	workers := []worker.Worker{w}
 	if *hostAffinity {
-		acts.HostQueue = workflows.HostQueue(*queue, *host)
+		acts.HostQueue = agentapi.HostQueue(*queue, *host)
 		hw := worker.New(c, acts.HostQueue, opts)
 		hw.RegisterActivity(acts)
 		workers = append(workers, hw)

@@ -1,6 +1,6 @@
-package workflows
+package agentapi
 
-import "github.com/durable-agents/agentloop/activities"
+import "go.temporal.io/sdk/temporal"
 
 // Names that clients (the starter, the Temporal CLI, the Web UI) and the
 // workflow agree on.
@@ -55,24 +55,77 @@ const (
 	// SignalSteer, SignalFollowUp, SignalAbort and SignalApprove are the
 	// Signal twins of the Updates, for clients that cannot wait for an
 	// Update's result. An invalid one is logged and dropped.
-	SignalSteer    = activities.SignalSteer
-	SignalFollowUp = activities.SignalFollowUp
-	SignalAbort    = activities.SignalAbort
+	SignalSteer    = "steer"
+	SignalFollowUp = "followUp"
+	SignalAbort    = "abort"
 	SignalApprove  = "approve"
 	// SignalToolUpdate carries a running tool's partial results from the
-	// ExecuteToolCall activity.
-	SignalToolUpdate = activities.SignalToolUpdate
+	// ExecuteToolCall activity (ToolUpdate), and SignalToolQueue the
+	// steering and follow-up messages a running tool queues (ToolQueue).
+	SignalToolUpdate = "toolUpdate"
+	SignalToolQueue  = "toolQueue"
 
 	// QueryEvents returns the durable event log from a sequence number.
 	QueryEvents = "events"
 	// QueryState returns the run's status, turn, pending tool calls and
 	// queued messages.
 	QueryState = "state"
-	// QueryContext returns a page of the run's context; the model-turn
-	// activity uses it when its cache misses.
-	QueryContext = activities.QueryContext
+	// QueryContext returns a page of the run's context (ContextPage) for
+	// clients; no activity reads its own workflow's state: the model turn
+	// reads its context from the content store by reference (ContextRef in
+	// package activities).
+	QueryContext = "context"
 )
 
 // HostQueue is the task queue a worker serves for its host alone, where runs
 // send the tools that touch their workspace: <taskQueue>-host-<host id>.
 func HostQueue(taskQueue, host string) string { return taskQueue + HostQueueInfix + host }
+
+// Error types: the ApplicationError types a run fails with that a client
+// tells apart (package activities has those of the worker's stages).
+const (
+	// ErrInvalidInput is the type of a run whose input cannot be served;
+	// such a run fails at once and is not retried. A refused Update's
+	// argument is refused by its validator instead.
+	ErrInvalidInput = "InvalidInput"
+	// ErrBudgetExhausted is the type of a session's refusal of a prompt or
+	// a continue when its budget is spent, so that a client can tell it
+	// from other refused input (the starter exits with its budget code).
+	ErrBudgetExhausted = "BudgetExhausted"
+)
+
+// Search attributes the runs keep up to date, so that
+// `temporal workflow list --query "AgentStatus='waiting_approval'"` finds
+// sessions waiting for a person. The dev server start commands register
+// them; the worker checks that the namespace has them before runs upsert.
+var (
+	AgentStatus = temporal.NewSearchAttributeKeyKeyword("AgentStatus")
+	AgentModel  = temporal.NewSearchAttributeKeyKeyword("AgentModel")
+	AgentTurns  = temporal.NewSearchAttributeKeyInt64("AgentTurns")
+	AgentCost   = temporal.NewSearchAttributeKeyFloat64("AgentCost")
+)
+
+// SearchAttributes maps each search attribute to its type as the Temporal
+// CLI names it (`temporal operator search-attribute create --type`).
+var SearchAttributes = map[string]string{
+	AgentStatus.GetName(): "Keyword",
+	AgentModel.GetName():  "Keyword",
+	AgentTurns.GetName():  "Int",
+	AgentCost.GetName():   "Double",
+}
+
+// What `starter session list` shows of a session beyond the search
+// attributes: its title (the first prompt, Title) and when it last did
+// something, kept in the memo, which every list result carries and which
+// needs no registration in the namespace.
+const (
+	MemoTitle        = "title"
+	MemoLastActivity = "lastActivity"
+)
+
+// MaxQueuedBytes bounds what waits in a run's queues in all: steering,
+// follow-ups and a session's prompt waiting to start, counted as they sit
+// in the workflow once their large content is stored (a stub of about 200
+// bytes for each block over store.InlineLimit). A model turn's input and a
+// carry hold what the queues held.
+const MaxQueuedBytes = 1 << 20

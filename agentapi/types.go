@@ -1,9 +1,8 @@
-package workflows
+package agentapi
 
 import (
 	"encoding/json"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 )
 
@@ -38,9 +37,9 @@ type AgentLoopInput struct {
 	Carry *Carry `json:"carry,omitempty"`
 
 	// decodeErr is why the input's JSON could not be decoded
-	// (UnmarshalJSON, in loop.go); unknownField is a field of the JSON the
+	// (UnmarshalJSON, in decode.go); unknownField is a field of the JSON the
 	// input does not have, refused by runs that started on a build that
-	// knows it (unknownFieldsChange).
+	// knows it (workflows.unknownFieldsChange).
 	decodeErr, unknownField string
 }
 
@@ -78,9 +77,9 @@ type SessionInput struct {
 	Carry *Carry `json:"carry,omitempty"`
 
 	// decodeErr is why the input's JSON could not be decoded
-	// (UnmarshalJSON, in session.go); unknownField is a field of the JSON the
+	// (UnmarshalJSON, in decode.go); unknownField is a field of the JSON the
 	// input does not have, refused by runs that started on a build that
-	// knows it (unknownFieldsChange).
+	// knows it (workflows.unknownFieldsChange).
 	decodeErr, unknownField string
 }
 
@@ -117,16 +116,16 @@ type Carry struct {
 	Hash     string          `json:"hash,omitempty"`
 	Messages []agent.Message `json:"messages,omitempty"`
 	// RunStart is where the current (or last) run's messages begin, and
-	// RunEarlier where its messages before are (see loop.newMessages).
+	// RunEarlier where its messages before are (see workflows/state.go, newMessages).
 	RunStart   int                  `json:"runStart"`
 	RunEarlier []agent.MessageRange `json:"runEarlier,omitempty"`
 	LastRole   string               `json:"lastRole,omitempty"`
 	// Compaction is the latest compaction; CompactedAt the context's
 	// length right after it; Compactions and TokensSaved count them all.
-	Compaction  *activities.CompactionRecord `json:"compaction,omitempty"`
-	CompactedAt int                          `json:"compactedAt,omitempty"`
-	Compactions int                          `json:"compactions,omitempty"`
-	TokensSaved int                          `json:"tokensSaved,omitempty"`
+	Compaction  *CompactionRecord `json:"compaction,omitempty"`
+	CompactedAt int               `json:"compactedAt,omitempty"`
+	Compactions int               `json:"compactions,omitempty"`
+	TokensSaved int               `json:"tokensSaved,omitempty"`
 	// Run is a run paused between two turns, resumed first.
 	Run *PausedRun `json:"run,omitempty"`
 	// Next is a prompt accepted but not yet started (sessions).
@@ -144,10 +143,23 @@ type Carry struct {
 	// (activities.ResolveRunOutput.StoreID), kept across continue-as-new.
 	StoreID string `json:"storeId,omitempty"`
 	// Updates are the IDs and answers of the latest Updates applied, so a
-	// repeat sent across the seam is applied once (updates.go).
+	// repeat sent across the seam is applied once (workflows/updates.go).
 	Updates []UpdateRecord `json:"updates,omitempty"`
 	// Dropped are the notes of dropped Signals (QueryState's dropped).
 	Dropped []DroppedMessage `json:"dropped,omitempty"`
+}
+
+// CompactionRecord is what a workflow keeps of its latest compaction, for
+// the next one: pi's compaction entry without its summary, which is the
+// first message of the compacted context.
+type CompactionRecord struct {
+	// Kept is how many messages followed the summary message when the
+	// compaction was made (pi's At - FirstKept).
+	Kept         int                      `json:"kept"`
+	TokensBefore int                      `json:"tokensBefore"`
+	TokensAfter  int                      `json:"tokensAfter"`
+	Details      *agent.CompactionDetails `json:"details,omitempty"`
+	Timestamp    int64                    `json:"timestamp"`
 }
 
 // PausedRun is where a run stands between two turns: the messages the last
@@ -201,7 +213,7 @@ type ApproveRequest struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
 
-	unknown string // a field the JSON had and this type lacks (updatefields.go)
+	unknown string // a field the JSON had and this type lacks (fields.go)
 }
 
 // ApprovalStatus answers an approve Update: how many calls still wait.
@@ -217,7 +229,7 @@ type PromptRequest struct {
 	Images   []agent.Content `json:"images,omitempty"`
 	Messages []agent.Message `json:"messages,omitempty"`
 
-	unknown string // a field the JSON had and this type lacks (updatefields.go)
+	unknown string // a field the JSON had and this type lacks (fields.go)
 }
 
 // RunStatus answers prompt and continue: the run's number in the session,
@@ -232,7 +244,7 @@ type RunStatus struct {
 type CompactRequest struct {
 	Instructions string `json:"instructions,omitempty"`
 
-	unknown string // a field the JSON had and this type lacks (updatefields.go)
+	unknown string // a field the JSON had and this type lacks (fields.go)
 }
 
 // CompactStatus answers the compact Update.
@@ -248,11 +260,16 @@ type SettingRequest struct {
 	Level string          `json:"level,omitempty"`
 	Mode  string          `json:"mode,omitempty"`
 
-	unknown string // a field the JSON had and this type lacks (updatefields.go)
+	unknown string // a field the JSON had and this type lacks (fields.go)
 }
 
 // SetBudgetStatus answers the setBudget Update.
 type SetBudgetStatus = BudgetState
+
+// AbortRequest is the argument of the abort Update and Signal.
+type AbortRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
 
 // The answers of the Queries and their arguments.
 
@@ -285,7 +302,7 @@ type RunState struct {
 	ContextWindow int `json:"contextWindow,omitempty"`
 	Compactions   int `json:"compactions,omitempty"`
 	TokensSaved   int `json:"tokensSaved,omitempty"`
-	// Budget is the limits, the spend and what is left (budget.go).
+	// Budget is the limits, the spend and what is left (workflows/budget.go).
 	Budget BudgetState `json:"budget"`
 	// Dropped notes the latest Signals the run could not take (a Signal
 	// cannot be refused): an invalid message, or queues without room.
@@ -348,4 +365,23 @@ type EventsPage struct {
 	// PreviousRunID is the run this one continued, which holds the events
 	// before First.
 	PreviousRunID string `json:"previousRunId,omitempty"`
+}
+
+// ContextQuery asks for messages [From, To) of the run's context.
+type ContextQuery struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// ContextPage is one page of a context as the workflow holds it. Messages
+// before Offset are not held by the run: Segments (in the content store)
+// hold them. A page stops early at a size limit; Next is where the
+// following page starts.
+type ContextPage struct {
+	SystemPrompt string          `json:"systemPrompt"`
+	Segments     []agent.Segment `json:"segments,omitempty"`
+	Offset       int             `json:"offset"`
+	Messages     []agent.Message `json:"messages"`
+	Next         int             `json:"next"`
+	Total        int             `json:"total"`
 }

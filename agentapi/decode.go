@@ -1,4 +1,4 @@
-package workflows
+package agentapi
 
 import (
 	"bytes"
@@ -7,9 +7,56 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-
-	"go.temporal.io/sdk/workflow"
 )
+
+// A run's input is decoded by the SDK before the workflow's code runs, so
+// a malformed one cannot fail its decoding without failing the workflow
+// task again and again. The inputs' UnmarshalJSON never fails instead: it
+// records what is wrong (DecodeErr) and the first field the input lacks
+// (UnknownField), and the workflow fails the run at once with a
+// non-retryable ErrInvalidInput that says so.
+
+// UnmarshalJSON never fails: a malformed input is recorded, and the run
+// fails at once with a non-retryable InvalidInput that says what is wrong,
+// rather than with the SDK's decode error.
+func (in *AgentLoopInput) UnmarshalJSON(b []byte) error {
+	type plain AgentLoopInput
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		*in = AgentLoopInput{decodeErr: DecodeError(err)}
+		return nil
+	}
+	*in = AgentLoopInput(p)
+	in.unknownField = unknownField(b, &plain{})
+	return nil
+}
+
+// DecodeErr is why the input's JSON could not be decoded, "" when it was.
+func (in AgentLoopInput) DecodeErr() string { return in.decodeErr }
+
+// UnknownField is the first field of the input's JSON that AgentLoopInput
+// does not have, "" when there is none.
+func (in AgentLoopInput) UnknownField() string { return in.unknownField }
+
+// UnmarshalJSON never fails, as AgentLoopInput's.
+func (in *SessionInput) UnmarshalJSON(b []byte) error {
+	type plain SessionInput
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		*in = SessionInput{decodeErr: DecodeError(err)}
+		return nil
+	}
+	*in = SessionInput(p)
+	in.unknownField = unknownField(b, &plain{})
+	return nil
+}
+
+// DecodeErr is why the input's JSON could not be decoded, "" when it was.
+func (in SessionInput) DecodeErr() string { return in.decodeErr }
+
+// UnknownField is the first field of the input's JSON that SessionInput
+// does not have, "" when there is none.
+func (in SessionInput) UnknownField() string { return in.unknownField }
 
 // DecodeError says what is wrong with an input's JSON in the input's
 // terms: the JSON field and the JSON it wants ("model: got a JSON string,
@@ -50,19 +97,6 @@ func jsonKind(t reflect.Type) string {
 		return "a JSON object"
 	}
 	return "another JSON value"
-}
-
-// unknownFieldsChange is the change after which a run refuses an input
-// with a field it does not have: a misspelt "promt" would otherwise start
-// a run without its prompt. Runs that started before it go on ignoring
-// such fields.
-const unknownFieldsChange = "refuse-unknown-input-fields"
-
-// refuseUnknownField says whether a run refuses its input for a field it
-// does not have. The version is asked only when there is such a field, so
-// the histories of all other runs are as they were.
-func refuseUnknownField(ctx workflow.Context, field string) bool {
-	return field != "" && workflow.GetVersion(ctx, unknownFieldsChange, workflow.DefaultVersion, 1) == 1
 }
 
 // unknownField is the first field of the JSON object b that v (a pointer

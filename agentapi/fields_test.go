@@ -1,14 +1,11 @@
-package workflows
+package agentapi
 
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/durable-agents/agentloop/agent"
 )
 
 // The fields an Update argument's JSON may have are the ones
@@ -36,48 +33,20 @@ func TestUnknownKeyMatchesEncodingJSON(t *testing.T) {
 		`"not an object"`:                            "",
 		`null`:                                       "",
 	} {
-		require.Equal(t, want, unknownKey([]byte(b), typ), b)
+		require.Equal(t, want, UnknownKey([]byte(b), typ), b)
 	}
 	_ = arg{}.hidden
 }
 
 // The argument types decode as before (their handlers see what they saw)
-// and remember the field they lack.
+// and remember the field they lack; workflows/fields_test.go has the
+// arguments that are not types of their own.
 func TestUpdateArgumentsDecodeAsBefore(t *testing.T) {
 	var p PromptRequest
 	require.NoError(t, json.Unmarshal([]byte(`{"text": "hi", "promt": "x"}`), &p))
 	require.Equal(t, "hi", p.Text)
-	require.EqualError(t, p.unknownField(), `unknown field "promt": a prompt has text, images or messages`)
-
-	var m messageArg
-	require.NoError(t, json.Unmarshal([]byte(`{"role": "user", "content": "steer"}`), &m))
-	require.Equal(t, "steer", agent.TextOf(m.Content))
-	require.NoError(t, m.unknownField())
-
-	var b budgetArg
-	require.NoError(t, json.Unmarshal([]byte(`{"maxTurns": 3}`), &b))
-	require.Equal(t, 3, b.MaxTurns)
-	require.NoError(t, b.unknownField())
+	require.EqualError(t, p.FieldError(), `unknown field "promt": a prompt has text, images or messages`)
 
 	var s SettingRequest
 	require.Error(t, json.Unmarshal([]byte(`{"level": 3}`), &s), "a wrong type still fails decoding, as before")
-}
-
-// What the field check costs a steer's decoding: go test ./workflows -run
-// NONE -bench UpdateArgumentDecode.
-func BenchmarkUpdateArgumentDecode(b *testing.B) {
-	msg, err := json.Marshal(agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(strings.Repeat("word ", 200))}, Timestamp: 1})
-	require.NoError(b, err)
-	b.Run("agent.Message", func(b *testing.B) {
-		for b.Loop() {
-			var m agent.Message
-			_ = json.Unmarshal(msg, &m)
-		}
-	})
-	b.Run("messageArg", func(b *testing.B) {
-		for b.Loop() {
-			var m messageArg
-			_ = json.Unmarshal(msg, &m)
-		}
-	})
 }
