@@ -13,8 +13,8 @@ import (
 
 	agentloop "github.com/durable-agents/agentloop"
 	"github.com/durable-agents/agentloop/agentapi"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/stack"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/stack"
 )
 
 // No Docker engine runs in CI, so docker-compose.yml is checked by parsing:
@@ -52,9 +52,9 @@ func TestDockerCompose(t *testing.T) {
 	require.NoError(t, err, "the worker service builds from the Dockerfile")
 }
 
-// scripts/stack (internal/stack) runs the server the compose file
+// scripts/stack (internal/harness/stack) runs the server the compose file
 // describes: the same versions, the same environment rendered through the
-// same template (internal/stack checks the rendering), the same dynamic
+// same template (internal/harness/stack checks the rendering), the same dynamic
 // config file, the same search attributes; and the dynamic config is what
 // the tests' dev servers get.
 func TestComposeMatchesStack(t *testing.T) {

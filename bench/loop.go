@@ -116,7 +116,7 @@ func benchLoop(ctx context.Context, args []string) error {
 	}
 
 	meter := cpuMeter{server: listenerPID(e.address), worker: e.worker.Process.Pid, client: os.Getpid()}
-	server := "dev server started by this command (internal/devserver, in-memory SQLite, eager activities enabled)"
+	server := "dev server started by this command (internal/harness/devserver, in-memory SQLite, eager activities enabled)"
 	if e.srv == nil {
 		server = "TEMPORAL_ADDRESS=" + e.address + " (shared: its CPU time includes other clients' work)"
 	} else if len(serverConfig) > 0 {

@@ -1,7 +1,7 @@
 package llm_test
 
 // End-to-end tests of the real providers inside the real AgentLoop workflow:
-// a worker on the shared test server (internal/testenv) with providers
+// a worker on the shared test server (internal/harness/testenv) with providers
 // registered by llm.RegisterFromEnv, whose official SDKs talk to a local
 // httptest server speaking each provider's streaming wire format (the
 // fixtures in testdata, shared with the provider tests). They prove what a
@@ -37,8 +37,8 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"

@@ -18,7 +18,7 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 )
@@ -30,7 +30,7 @@ import (
 //
 // into testdata/histories (the crash tests record the rest: a lost
 // single-attempt tool, a worker shutdown, a session moving to a new build;
-// see internal/crashtest). TestReplayRecordedHistories replays every one of
+// see internal/harness/crashtest). TestReplayRecordedHistories replays every one of
 // them against the current code on every CI run. Each scenario saves every
 // workflow run of its workflow id, <name>.<n>.json, the first run first.
 var recordHistories = flag.Bool("record-histories", false, "record the replay corpus into testdata/histories")

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agentapi"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -24,7 +24,7 @@ import (
 // conformance scenarios' runs (go test ./conformance -update-histories),
 // sessions and long runs of every kind production runs (go test ./workflows
 // -run TestRecordHistories -record-histories) and the crash tests' lost,
-// interrupted and upgraded runs (internal/crashtest, CRASHTEST_SAVE_HISTORY),
+// interrupted and upgraded runs (internal/harness/crashtest, CRASHTEST_SAVE_HISTORY),
 // and abort-wins-over-failure.json, a run of llm's
 // TestWorkflowAbortWinsOverAFailureInFlight saved once with
 // testenv.SaveHistory (the abort-wins-over-failure marker).
