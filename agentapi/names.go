@@ -123,6 +123,10 @@ const (
 	MemoLastActivity = "lastActivity"
 )
 
+// MaxQueuedMessageBytes bounds one steering or follow-up message: it enters
+// history as an Update or Signal payload and again in a model turn's input.
+const MaxQueuedMessageBytes = 1 << 20
+
 // MaxQueuedBytes bounds what waits in a run's queues in all: steering,
 // follow-ups and a session's prompt waiting to start, counted as they sit
 // in the workflow once their large content is stored (a stub of about 200

@@ -35,7 +35,6 @@ import (
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // badPayloadLimit is Temporal's default blob size limit (limit.blobSize.error).
@@ -330,7 +329,7 @@ func badMessages() []struct {
 		{"role toolResult", map[string]any{"role": "toolResult", "content": "hi"}, `role user, not "toolResult"`},
 		{"a string", "just a string", "cannot unmarshal"},
 		{"an array", []any{1, 2, 3}, "cannot unmarshal"},
-		{"over MaxQueuedMessageBytes", agent.UserText(strings.Repeat("x", workflows.MaxQueuedMessageBytes), 0), "the limit is"},
+		{"over MaxQueuedMessageBytes", agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
 	}
 }
 
@@ -409,7 +408,7 @@ func TestBadInputOversizedApproveReason(t *testing.T) {
 	run := badGuarded(t, h)
 	before := len(badHistory(t, h.c, run))
 	_, err := update(t, h.c, run, agentapi.UpdateApprove, agentapi.ApproveRequest{
-		ToolCallID: "c1", Decision: "deny", Reason: strings.Repeat("no ", workflows.MaxQueuedMessageBytes/3+1000)})
+		ToolCallID: "c1", Decision: "deny", Reason: strings.Repeat("no ", agentapi.MaxQueuedMessageBytes/3+1000)})
 	if err == nil {
 		// Accepted: the run must still end cleanly; the reason went to
 		// the model as the tool result.
@@ -419,7 +418,7 @@ func TestBadInputOversizedApproveReason(t *testing.T) {
 		last := h.requests[len(h.requests)-1].Messages
 		h.mu.Unlock()
 		t.Fatalf("(workflows/approval.go checkApproval): a %d-byte deny reason was accepted; it became a %d-byte tool result (the run's result omits %d messages to stay under the limit); want it refused like a queued message over MaxQueuedMessageBytes",
-			len(strings.Repeat("no ", workflows.MaxQueuedMessageBytes/3+1000)), len(agent.TextOf(last[len(last)-1].Content)), res.OmittedMessages)
+			len(strings.Repeat("no ", agentapi.MaxQueuedMessageBytes/3+1000)), len(agent.TextOf(last[len(last)-1].Content)), res.OmittedMessages)
 	}
 	require.Contains(t, err.Error(), "limit")
 	require.Equal(t, before, len(badHistory(t, h.c, run)))

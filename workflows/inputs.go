@@ -15,9 +15,9 @@ import (
 	"github.com/durable-agents/agentloop/store"
 )
 
-// Large inputs. A person's message may be up to MaxQueuedMessageBytes, and
-// a model turn's input, a carry or a result must stay under Temporal's
-// 2 MB payload limit: three 900 KB steering messages sent inline once
+// Large inputs. A person's message may be up to
+// agentapi.MaxQueuedMessageBytes, and a model turn's input, a carry or a
+// result must stay under Temporal's 2 MB payload limit: three 900 KB steering messages sent inline once
 // made the next model turn's input 2.7 MB, and the server terminated the
 // session. So the workflow holds, queues, carries and sends on stubs for
 // every block over store.InlineLimit: agentclient stores them before it

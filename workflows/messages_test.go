@@ -15,7 +15,6 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // gate is a tool that runs until released or cancelled, and says which.
@@ -69,7 +68,7 @@ func TestSteerAndFollowUpUpdates(t *testing.T) {
 		{agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text("")}}, "message is empty"},
 		{agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("hi")}}, `role user, not "assistant"`},
 		{agent.Message{Content: []agent.Content{{Type: "video"}}}, `unknown content block type "video"`},
-		{agent.UserText(strings.Repeat("x", workflows.MaxQueuedMessageBytes), 0), "the limit is"},
+		{agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
 		{"just a string", "cannot unmarshal"},
 	}
 	for _, r := range rejected {
