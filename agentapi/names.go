@@ -94,6 +94,18 @@ const (
 	ErrBudgetExhausted = "BudgetExhausted"
 )
 
+// Run statuses, as QueryState, the AgentStatus search attribute and the
+// Web UI's current details show them.
+const (
+	StatusStarting        = "starting"
+	StatusRunning         = "running"
+	StatusWaitingApproval = "waiting_approval"
+	StatusIdle            = "idle"
+	StatusEnded           = "ended"
+	StatusFailed          = "failed"
+	StatusContinued       = "continued"
+)
+
 // Search attributes the runs keep up to date, so that
 // `temporal workflow list --query "AgentStatus='waiting_approval'"` finds
 // sessions waiting for a person. The dev server start commands register

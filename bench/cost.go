@@ -392,7 +392,7 @@ func (r *costBench) idle(ctx context.Context, d time.Duration, watched bool) (co
 func waitIdle(ctx context.Context, c client.Client, id string) error {
 	for {
 		st, err := agentclient.State(ctx, c, id)
-		if err == nil && st.Status == "idle" {
+		if err == nil && st.Status == agentapi.StatusIdle {
 			return nil
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {

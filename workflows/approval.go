@@ -58,7 +58,7 @@ func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, key cal
 // awaitApprovals waits until every named call is decided: by a person, by
 // its deadline, or by an abort. Decisions are emitted in call order.
 func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
-	l.setStatus(ctx, statusWaitingApproval)
+	l.setStatus(ctx, agentapi.StatusWaitingApproval)
 	var timer workflow.Future
 	cancelTimer := func() {}
 	for {
@@ -102,7 +102,7 @@ func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: k.id, ToolName: a.call.Name,
 			Approval: &agent.ApprovalInfo{Decision: a.decision, Reason: a.message, Position: a.position(k)}})
 	}
-	l.setStatus(ctx, statusRunning)
+	l.setStatus(ctx, agentapi.StatusRunning)
 }
 
 // takeApproval removes a decided call's wait and returns the immediate

@@ -147,7 +147,7 @@ func (l *loop) checkSetBudget(ctx workflow.Context, b agent.Budget) error {
 	if l.applied(ctx) {
 		return nil
 	}
-	if l.status == statusEnded || l.status == statusFailed {
+	if l.status == agentapi.StatusEnded || l.status == agentapi.StatusFailed {
 		return errors.New("the run has ended; start a new run with a budget")
 	}
 	return b.Check()

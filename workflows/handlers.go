@@ -37,7 +37,7 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 				return err
 			}
 			m := arg.Message
-			if l.status == statusEnded || l.status == statusFailed {
+			if l.status == agentapi.StatusEnded || l.status == agentapi.StatusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
 			if err := checkQueuedMessage(&m, false); err != nil {
@@ -123,8 +123,8 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			Events:         l.events.page(q),
 			First:          l.events.first,
 			Last:           l.events.last(),
-			Done:           l.status == statusEnded || l.status == statusFailed || l.status == statusContinued,
-			ContinuedAsNew: l.status == statusContinued,
+			Done:           l.status == agentapi.StatusEnded || l.status == agentapi.StatusFailed || l.status == agentapi.StatusContinued,
+			ContinuedAsNew: l.status == agentapi.StatusContinued,
 			PreviousRunID:  workflow.GetInfo(ctx).ContinuedExecutionRunID,
 		}, nil
 	}); err != nil {

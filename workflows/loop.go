@@ -31,18 +31,18 @@ func AgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.Agent
 		return agentapi.AgentLoopResult{}, err
 	}
 	if inputErr != nil {
-		l.status = statusFailed
+		l.status = agentapi.StatusFailed
 		return agentapi.AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), agentapi.ErrInvalidInput, nil)
 	}
 	if err := l.resolve(ctx); err != nil {
-		l.status = statusFailed
+		l.status = agentapi.StatusFailed
 		return agentapi.AgentLoopResult{}, err
 	}
 	msgs := in.Messages
 	if in.Carry == nil {
 		adopted, err := l.adoptInput(ctx, &msgs, &prompts, &l.steering.items, &l.followUps.items)
 		if err != nil {
-			l.status = statusFailed
+			l.status = agentapi.StatusFailed
 			return agentapi.AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), agentapi.ErrInvalidInput, nil)
 		}
 		if adopted {
@@ -56,7 +56,7 @@ func AgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.Agent
 	var paused *agentapi.PausedRun
 	if in.Carry != nil && in.Carry.Run != nil {
 		l.runNumber = 1
-		l.setStatus(ctx, statusRunning)
+		l.setStatus(ctx, agentapi.StatusRunning)
 		paused = l.runLoop(ctx, *in.Carry.Run)
 	} else {
 		l.beginRun()
@@ -65,7 +65,7 @@ func AgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.Agent
 	if paused != nil {
 		return l.continueAsNew(ctx, in, paused)
 	}
-	l.setStatus(ctx, statusEnded)
+	l.setStatus(ctx, agentapi.StatusEnded)
 	return l.finish(ctx)
 }
 
@@ -79,7 +79,7 @@ func (l *loop) continueAsNew(ctx workflow.Context, in agentapi.AgentLoopInput, p
 		ContinueAsNewAfterTurns: in.ContinueAsNewAfterTurns,
 		Carry:                   l.carry(paused),
 	}
-	l.status = statusContinued
+	l.status = agentapi.StatusContinued
 	return agentapi.AgentLoopResult{}, workflow.NewContinueAsNewError(ctx, agentapi.AgentLoopWorkflow, next)
 }
 
@@ -197,7 +197,7 @@ func checkInput(ctx workflow.Context, in *agentapi.AgentLoopInput) ([]agent.Mess
 // messages as prompts. It returns the run's state when l.suspend stopped it
 // between two turns, nil when the run ended.
 func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPoll bool) *agentapi.PausedRun {
-	l.setStatus(ctx, statusRunning)
+	l.setStatus(ctx, agentapi.StatusRunning)
 	l.emit(agent.Event{Type: agent.EventAgentStart})
 	l.emit(agent.Event{Type: agent.EventTurnStart})
 	for _, p := range prompts {

@@ -56,18 +56,18 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 		return agentapi.SessionResult{}, err
 	}
 	if inputErr != nil {
-		s.setStatus(ctx, statusFailed)
+		s.setStatus(ctx, agentapi.StatusFailed)
 		return agentapi.SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), agentapi.ErrInvalidInput, nil)
 	}
 	if err := s.resolve(ctx); err != nil {
-		s.setStatus(ctx, statusFailed)
+		s.setStatus(ctx, agentapi.StatusFailed)
 		return agentapi.SessionResult{}, err
 	}
 	msgs := in.Messages
 	if in.Carry == nil {
 		adopted, err := s.adoptInput(ctx, &msgs)
 		if err != nil {
-			s.setStatus(ctx, statusFailed)
+			s.setStatus(ctx, agentapi.StatusFailed)
 			return agentapi.SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), agentapi.ErrInvalidInput, nil)
 		}
 		if adopted {
@@ -79,14 +79,14 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 	s.storeStart(ctx, msgs)
 
 	if in.Carry != nil && in.Carry.Run != nil {
-		s.setStatus(ctx, statusRunning)
+		s.setStatus(ctx, agentapi.StatusRunning)
 		s.checkHost(ctx)
 		if paused := s.runLoop(ctx, *in.Carry.Run); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
 	}
 	for {
-		s.setStatus(ctx, statusIdle)
+		s.setStatus(ctx, agentapi.StatusIdle)
 		s.waitForWork(ctx)
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
@@ -168,7 +168,7 @@ func (s *session) continueAsNew(ctx workflow.Context, paused *agentapi.PausedRun
 	next.Carry = s.carry(paused)
 	next.Carry.Runs = s.runs
 	next.Carry.Next = s.next
-	s.status = statusContinued
+	s.status = agentapi.StatusContinued
 	return agentapi.SessionResult{}, workflow.NewContinueAsNewError(ctx, agentapi.SessionWorkflow, next)
 }
 
@@ -218,5 +218,5 @@ func currentBuild(ctx workflow.Context) string {
 
 // busy reports whether a run is in progress or about to start.
 func (s *session) busy() bool {
-	return s.next != nil || s.status == statusRunning || s.status == statusWaitingApproval
+	return s.next != nil || s.status == agentapi.StatusRunning || s.status == agentapi.StatusWaitingApproval
 }

@@ -140,7 +140,7 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 		steering:      queue{mode: cfg.SteeringMode},
 		followUps:     queue{mode: cfg.FollowUpMode},
 		events:        eventLog{first: 1},
-		status:        statusStarting,
+		status:        agentapi.StatusStarting,
 		queuedAttempt: map[string]int32{},
 		approvals:     map[callKey]*approval{},
 		allowed:       map[string]bool{},

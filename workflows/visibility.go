@@ -12,18 +12,6 @@ import (
 // The search attributes (AgentStatus, AgentModel, AgentTurns, AgentCost)
 // are agentapi's.
 
-// Run statuses, as QueryState, the AgentStatus search attribute and the
-// Web UI's current details show them.
-const (
-	statusStarting        = "starting"
-	statusRunning         = "running"
-	statusWaitingApproval = "waiting_approval"
-	statusIdle            = "idle"
-	statusEnded           = "ended"
-	statusFailed          = "failed"
-	statusContinued       = "continued"
-)
-
 // setStatus records a status change: in the state, in the Web UI's current
 // details and, when the worker allows it, in the search attributes. Only
 // changes are upserted, so a turn costs no extra history event.

@@ -63,7 +63,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		waits.add(p)
 	}
 	go e.explainStallOr(ctx, id, waits)
-	busy := st.Status == "running" || st.Status == "waiting_approval"
+	busy := st.Status == agentapi.StatusRunning || st.Status == agentapi.StatusWaitingApproval
 	c := &chatState{running: busy}
 	defer e.intr.handle(c.onInterrupt(e, ctx, id, cancel))()
 	var asks approvals
