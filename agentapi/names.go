@@ -81,8 +81,9 @@ const (
 // send the tools that touch their workspace: <taskQueue>-host-<host id>.
 func HostQueue(taskQueue, host string) string { return taskQueue + HostQueueInfix + host }
 
-// Error types: the ApplicationError types a run fails with that a client
-// tells apart (package activities has those of the worker's stages).
+// Error types: the ApplicationError types of a failed run or a refused
+// Update that a client tells apart (package activities has those of the
+// worker's stages).
 const (
 	// ErrInvalidInput is the type of a run whose input cannot be served;
 	// such a run fails at once and is not retried. A refused Update's
