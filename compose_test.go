@@ -12,9 +12,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	agentloop "github.com/durable-agents/agentloop"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/stack"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/stack"
 )
 
 // No Docker engine runs in CI, so docker-compose.yml is checked by parsing:
@@ -52,9 +52,9 @@ func TestDockerCompose(t *testing.T) {
 	require.NoError(t, err, "the worker service builds from the Dockerfile")
 }
 
-// scripts/stack (internal/stack) runs the server the compose file
+// scripts/stack (internal/harness/stack) runs the server the compose file
 // describes: the same versions, the same environment rendered through the
-// same template (internal/stack checks the rendering), the same dynamic
+// same template (internal/harness/stack checks the rendering), the same dynamic
 // config file, the same search attributes; and the dynamic config is what
 // the tests' dev servers get.
 func TestComposeMatchesStack(t *testing.T) {
@@ -84,14 +84,14 @@ func TestComposeMatchesStack(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(dyn), string(agentloop.DynamicConfig))
 
-	// The same search attributes as workflows.SearchAttributes, which the
+	// The same search attributes as agentapi.SearchAttributes, which the
 	// stack and the dev servers register.
 	cmd := strings.Join(compose.Services["temporal-search-attributes"].Command, " ")
 	got := map[string]string{}
 	for _, m := range regexp.MustCompile(`--name (\w+) --type (\w+)`).FindAllStringSubmatch(cmd, -1) {
 		got[m[1]] = m[2]
 	}
-	require.Equal(t, workflows.SearchAttributes, got)
+	require.Equal(t, agentapi.SearchAttributes, got)
 
 	// The dev servers' dynamic config values are the file's.
 	var file map[string][]struct {

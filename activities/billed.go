@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Billed attempts. A model call that fails after the provider started
@@ -25,7 +26,7 @@ func priorBilled(ctx context.Context) agent.Usage {
 	if !activity.HasHeartbeatDetails(ctx) {
 		return agent.Usage{}
 	}
-	var p LiveProgress
+	var p agentapi.LiveProgress
 	if activity.GetHeartbeatDetails(ctx, &p) != nil || p.Billed == nil {
 		return agent.Usage{}
 	}
@@ -41,7 +42,7 @@ func (a *Activities) recordBilled(ctx context.Context, live *liveStream, prior a
 	}
 	total := prior.Add(*failed.Usage)
 	info := activity.GetInfo(ctx)
-	p := LiveProgress{Attempt: info.Attempt, Turn: live.turn, Seq: live.position(), Billed: &total}
+	p := agentapi.LiveProgress{Attempt: info.Attempt, Turn: live.turn, Seq: live.position(), Billed: &total}
 	rpcCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heartbeatTimeout)
 	defer cancel()
 	if err := a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p); err != nil {
@@ -67,7 +68,7 @@ func keepBilled(ctx context.Context) (context.Context, agent.Usage) {
 	if prior == (agent.Usage{}) {
 		return ctx, prior
 	}
-	p := LiveProgress{Attempt: activity.GetInfo(ctx).Attempt, Billed: &prior}
+	p := agentapi.LiveProgress{Attempt: activity.GetInfo(ctx).Attempt, Billed: &prior}
 	return context.WithValue(ctx, heartbeatDetailsKey{}, p), prior
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/compaction"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -20,26 +21,13 @@ import (
 // was reached, so retrying the activity would ask it the same again.
 const ErrCompactionFailed = "CompactionFailed"
 
-// CompactionRecord is what a workflow keeps of its latest compaction, for
-// the next one: pi's compaction entry without its summary, which is the
-// first message of the compacted context.
-type CompactionRecord struct {
-	// Kept is how many messages followed the summary message when the
-	// compaction was made (pi's At - FirstKept).
-	Kept         int                 `json:"kept"`
-	TokensBefore int                 `json:"tokensBefore"`
-	TokensAfter  int                 `json:"tokensAfter"`
-	Details      *compaction.Details `json:"details,omitempty"`
-	Timestamp    int64               `json:"timestamp"`
-}
-
 // CompactInput asks for one compaction of the context Context names.
 type CompactInput struct {
-	Model    agent.ModelRef      `json:"model"`
-	Options  agent.ModelOptions  `json:"options,omitempty"`
-	Context  ContextRef          `json:"context"`
-	Previous *CompactionRecord   `json:"previous,omitempty"`
-	Settings compaction.Settings `json:"settings"`
+	Model    agent.ModelRef             `json:"model"`
+	Options  agent.ModelOptions         `json:"options,omitempty"`
+	Context  ContextRef                 `json:"context"`
+	Previous *agentapi.CompactionRecord `json:"previous,omitempty"`
+	Settings compaction.Settings        `json:"settings"`
 	// Instructions are a manual compaction's custom instructions.
 	Instructions string `json:"instructions,omitempty"`
 	// Manual marks a compaction a person asked for.
@@ -62,9 +50,9 @@ type CompactOutput struct {
 	// LastRole is the role of the new context's last message.
 	LastRole string `json:"lastRole,omitempty"`
 	// Summary is the summary message (a stub when large).
-	Summary   agent.Message    `json:"summary"`
-	Record    CompactionRecord `json:"record"`
-	FirstKept int              `json:"firstKept"`
+	Summary   agent.Message             `json:"summary"`
+	Record    agentapi.CompactionRecord `json:"record"`
+	FirstKept int                       `json:"firstKept"`
 	// Summarized counts the messages the summary replaced.
 	Summarized   int         `json:"summarized"`
 	SummaryChars int         `json:"summaryChars"`
@@ -185,7 +173,7 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 	out.FirstKept = offset + c.FirstKept
 	out.Summarized = c.FirstKept - p.SummarizeFrom
 	out.SummaryChars = len(c.Summary)
-	out.Record = CompactionRecord{
+	out.Record = agentapi.CompactionRecord{
 		Kept:         c.At - c.FirstKept,
 		TokensBefore: c.TokensBefore,
 		TokensAfter:  estimateContext(resolved),
@@ -200,7 +188,7 @@ func (a *Activities) CompactContext(ctx context.Context, in CompactInput) (Compa
 // those it kept and those since, which is all PrepareCompaction reads (pi's
 // History with the messages before FirstKept left out). offset is where
 // History.Messages start in the context.
-func historyOf(context []agent.Message, prev *CompactionRecord) (compaction.History, int) {
+func historyOf(context []agent.Message, prev *agentapi.CompactionRecord) (compaction.History, int) {
 	if prev == nil || len(context) == 0 {
 		return compaction.History{Messages: context}, 0
 	}
@@ -244,7 +232,7 @@ func (a *Activities) heartbeatEvery(ctx context.Context, d time.Duration, billed
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, LiveProgress{Attempt: activity.GetInfo(ctx).Attempt, Billed: usagePtr(billed)})
+				activity.RecordHeartbeat(ctx, agentapi.LiveProgress{Attempt: activity.GetInfo(ctx).Attempt, Billed: usagePtr(billed)})
 			}
 		}
 	}()
@@ -266,7 +254,7 @@ func (a *Activities) recordCompactionBilled(ctx context.Context, billed agent.Us
 	info := activity.GetInfo(ctx)
 	rpcCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heartbeatTimeout)
 	defer cancel()
-	p := LiveProgress{Attempt: info.Attempt, Billed: &billed}
+	p := agentapi.LiveProgress{Attempt: info.Attempt, Billed: &billed}
 	if err := a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p); err != nil {
 		activity.GetLogger(ctx).Warn("Could not record a failed attempt's usage", "Error", err)
 	}

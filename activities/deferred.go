@@ -2,6 +2,8 @@ package activities
 
 import (
 	"encoding/json"
+
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Progress follows the watcher. A toolUpdate signal is a billable action
@@ -28,7 +30,7 @@ const (
 
 // sink delivers one update the policy let go: signalled while someone
 // watches or the call may not defer, else kept for the result.
-func (u *updateSender) sink(update ToolUpdate) {
+func (u *updateSender) sink(update agentapi.ToolUpdate) {
 	u.mu.Lock()
 	deferring := u.deferOK && !u.flushed && (u.watched == nil || !u.watched())
 	u.mu.Unlock()
@@ -64,7 +66,7 @@ func (u *updateSender) flushKept() {
 
 // takeKept returns the updates kept for the result, after close; none
 // were signalled.
-func (u *updateSender) takeKept() []ToolUpdate {
+func (u *updateSender) takeKept() []agentapi.ToolUpdate {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	kept := u.kept

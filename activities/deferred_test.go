@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // deferringSender is a sender whose signals are recorded, allowed to
 // defer, watched as *watched says.
-func deferringSender(watched *atomic.Bool) (*updateSender, *[]ToolUpdate, *sync.Mutex) {
+func deferringSender(watched *atomic.Bool) (*updateSender, *[]agentapi.ToolUpdate, *sync.Mutex) {
 	u := newUpdateQueue("call", 1, time.Now())
 	var mu sync.Mutex
-	var got []ToolUpdate
-	u.offload = func(update ToolUpdate) ToolUpdate { return update }
-	u.signal = func(update ToolUpdate) {
+	var got []agentapi.ToolUpdate
+	u.offload = func(update agentapi.ToolUpdate) agentapi.ToolUpdate { return update }
+	u.signal = func(update agentapi.ToolUpdate) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, update)
@@ -93,10 +94,10 @@ func TestWatcherComingSignalsWhatWasKept(t *testing.T) {
 func TestKeptUpdatesAreBounded(t *testing.T) {
 	u := newUpdateQueue("call", 1, time.Now())
 	u.deferOK = true
-	u.signal = func(ToolUpdate) { t.Fatal("no signal while nobody watches") }
+	u.signal = func(agentapi.ToolUpdate) { t.Fatal("no signal while nobody watches") }
 	big := agent.TextResult(strings.Repeat("x", 2000))
 	for range 400 {
-		u.sink(ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{big}})
+		u.sink(agentapi.ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{big}})
 	}
 	kept := u.takeKept()
 	require.LessOrEqual(t, jsonLen(kept), maxDeferredBytes+4096)

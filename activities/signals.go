@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
 )
 
@@ -78,8 +79,8 @@ type updateSender struct {
 	start    time.Time
 	// offload and signal store a signal's large content and send it;
 	// tests of the policy replace them.
-	offload func(ToolUpdate) ToolUpdate
-	signal  func(ToolUpdate)
+	offload func(agentapi.ToolUpdate) agentapi.ToolUpdate
+	signal  func(agentapi.ToolUpdate)
 
 	mu       sync.Mutex
 	pending  []agent.ToolResult
@@ -97,7 +98,7 @@ type updateSender struct {
 	// went as signals.
 	deferOK   bool
 	watched   func() bool
-	kept      []ToolUpdate
+	kept      []agentapi.ToolUpdate
 	keptBytes int
 	flushed   bool
 }
@@ -106,14 +107,14 @@ func newUpdateSender(c client.Client, st store.Blobs, info activity.Info, callID
 	u := newUpdateQueue(callID, info.Attempt, start)
 	u.position = position
 	scope := info.WorkflowExecution.ID
-	u.offload = func(update ToolUpdate) ToolUpdate { return offloadUpdate(st, scope, update, logger) }
-	u.signal = func(update ToolUpdate) {
+	u.offload = func(update agentapi.ToolUpdate) agentapi.ToolUpdate { return offloadUpdate(st, scope, update, logger) }
+	u.signal = func(update agentapi.ToolUpdate) {
 		// A background context: the updates must arrive even while the
 		// activity is being cancelled, since the tool's final result
 		// follows them.
 		ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
 		defer cancel()
-		err := c.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, SignalToolUpdate, update)
+		err := c.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, agentapi.SignalToolUpdate, update)
 		if err != nil {
 			logger.Warn("Tool update not delivered", "ToolCallID", callID, "Error", err)
 		}
@@ -215,23 +216,23 @@ func (u *updateSender) loop() {
 // next takes the signal the policy lets go at now, if any. Otherwise wait
 // is how long until one may go (zero: when a partial result or the close
 // comes), and closed says the sender is closed and has nothing left.
-func (u *updateSender) next(now time.Time) (update ToolUpdate, ok bool, wait time.Duration, closed bool) {
+func (u *updateSender) next(now time.Time) (update agentapi.ToolUpdate, ok bool, wait time.Duration, closed bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.pending) == 0 {
-		return ToolUpdate{}, false, 0, u.closed
+		return agentapi.ToolUpdate{}, false, 0, u.closed
 	}
 	if !u.closed {
 		if u.sent >= maxSignalsPerCall-1 {
-			return ToolUpdate{}, false, 0, false
+			return agentapi.ToolUpdate{}, false, 0, false
 		}
 		if u.sent >= burstSignals {
 			if wait := u.lastSent.Add(slowSignalInterval).Sub(now); wait > 0 {
-				return ToolUpdate{}, false, wait, false
+				return agentapi.ToolUpdate{}, false, wait, false
 			}
 		}
 	}
-	update = ToolUpdate{ToolCallID: u.callID, Position: u.position, Attempt: u.attempt, Results: u.pending, Offsets: u.offsets, Dropped: u.dropped}
+	update = agentapi.ToolUpdate{ToolCallID: u.callID, Position: u.position, Attempt: u.attempt, Results: u.pending, Offsets: u.offsets, Dropped: u.dropped}
 	u.pending, u.offsets, u.dropped = nil, nil, 0
 	u.sent++
 	u.lastSent = now
@@ -242,7 +243,7 @@ func (u *updateSender) next(now time.Time) (update ToolUpdate, ok bool, wait tim
 // When the store does not answer, a partial result keeps only the end of
 // its text that fits inline: history stays small, and watchers have the
 // whole of it live.
-func offloadUpdate(st store.Blobs, scope string, update ToolUpdate, logger log.Logger) ToolUpdate {
+func offloadUpdate(st store.Blobs, scope string, update agentapi.ToolUpdate, logger log.Logger) agentapi.ToolUpdate {
 	if st == nil {
 		return update
 	}
@@ -289,18 +290,18 @@ func (r runControl) FollowUp(ctx context.Context, m agent.Message) error {
 // SteerAt queues a steering message at an offset from the call's start in
 // a tool's simulated time (tools.TimedRunControl).
 func (r runControl) SteerAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.queue(ctx, ToolQueue{Message: m, ToolCallID: r.callID, Position: r.position, Offset: at, Attempt: r.info.Attempt})
+	return r.queue(ctx, agentapi.ToolQueue{Message: m, ToolCallID: r.callID, Position: r.position, Offset: at, Attempt: r.info.Attempt})
 }
 
 // FollowUpAt queues a follow-up at an offset from the call's start.
 func (r runControl) FollowUpAt(ctx context.Context, m agent.Message, at time.Duration) error {
-	return r.queue(ctx, ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Position: r.position, Offset: at, Attempt: r.info.Attempt})
+	return r.queue(ctx, agentapi.ToolQueue{Message: m, FollowUp: true, ToolCallID: r.callID, Position: r.position, Offset: at, Attempt: r.info.Attempt})
 }
 
 // queue signals a message a tool queued, its large content stored first:
 // the workflow queues, carries and sends on what the signal holds. The
 // tool may call from a context of its own, so the scope is the call's.
-func (r runControl) queue(ctx context.Context, q ToolQueue) error {
+func (r runControl) queue(ctx context.Context, q agentapi.ToolQueue) error {
 	if st := r.a.partialStore(); st != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
 		defer cancel()
@@ -314,7 +315,7 @@ func (r runControl) queue(ctx context.Context, q ToolQueue) error {
 		}
 		q.Message = stored
 	}
-	return r.signal(ctx, SignalToolQueue, q)
+	return r.signal(ctx, agentapi.SignalToolQueue, q)
 }
 
 // Abort cancels the run's tools in this process before it signals the
@@ -325,7 +326,7 @@ func (r runControl) Abort(ctx context.Context, reason string) error {
 	if r.cancelTools != nil {
 		r.cancelTools()
 	}
-	return r.signal(ctx, SignalAbort, AbortRequest{Reason: reason})
+	return r.signal(ctx, agentapi.SignalAbort, agentapi.AbortRequest{Reason: reason})
 }
 
 // signal ignores the tool context's cancellation: in pi, queueing a message

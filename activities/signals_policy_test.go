@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
 )
 
@@ -39,7 +40,7 @@ func partialIndex(t *testing.T, r agent.ToolResult) int {
 
 type sentSignal struct {
 	at     time.Time
-	update ToolUpdate
+	update agentapi.ToolUpdate
 }
 
 // simulate feeds n partial results, one every step from the call's start,
@@ -160,9 +161,9 @@ func TestUpdatePolicyBurstKeepsTheLatestSixteen(t *testing.T) {
 func TestUpdateSenderLoopDeliversInOrder(t *testing.T) {
 	u := newUpdateQueue("call", 1, time.Now())
 	var mu sync.Mutex
-	var got []ToolUpdate
-	u.offload = func(update ToolUpdate) ToolUpdate { return update }
-	u.signal = func(update ToolUpdate) {
+	var got []agentapi.ToolUpdate
+	u.offload = func(update agentapi.ToolUpdate) agentapi.ToolUpdate { return update }
+	u.signal = func(update agentapi.ToolUpdate) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, update)
@@ -223,7 +224,7 @@ func bashLikePartial() agent.ToolResult {
 
 func TestSignalledPartialResultsAreStored(t *testing.T) {
 	st := &memBlobs{}
-	update := offloadUpdate(st, "wf", ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{bashLikePartial(), partial(1)}}, quiet)
+	update := offloadUpdate(st, "wf", agentapi.ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{bashLikePartial(), partial(1)}}, quiet)
 	b, err := json.Marshal(update)
 	require.NoError(t, err)
 	require.Less(t, len(b), 1024, "a 50 KB partial result is signalled as a stub: %s", b)
@@ -233,7 +234,7 @@ func TestSignalledPartialResultsAreStored(t *testing.T) {
 
 func TestPartialResultsSignalledWhileTheStoreIsDownStaySmall(t *testing.T) {
 	st := &memBlobs{fail: true}
-	update := offloadUpdate(st, "wf", ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{bashLikePartial()}}, quiet)
+	update := offloadUpdate(st, "wf", agentapi.ToolUpdate{ToolCallID: "call", Results: []agent.ToolResult{bashLikePartial()}}, quiet)
 	text := agent.TextOf(update.Results[0].Content)
 	require.LessOrEqual(t, len(text), store.InlineLimit)
 	require.True(t, strings.HasSuffix(bashLikePartial().Content[0].Text, text), "the newest output is kept")

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
 )
 
@@ -66,8 +67,8 @@ type liveStream struct {
 	mu          sync.Mutex
 	attempt     int32
 	turn        int
-	seq         int64       // the newest event's number
-	events      []LiveEvent // events no heartbeat carried yet
+	seq         int64                // the newest event's number
+	events      []agentapi.LiveEvent // events no heartbeat carried yet
 	eventBytes  int
 	partial     *agent.Message
 	dirty       bool // events no heartbeat carried yet
@@ -106,7 +107,7 @@ func (a *Activities) startLiveStream(ctx context.Context, turn int, billed agent
 	s.watch = a.followWatchers(ctx, info.WorkflowExecution.ID, s.stop, s.poke)
 	s.unwatch = a.watchCancel(info, cancel)
 	go func() {
-		s.loop(ctx, func(p LiveProgress) error {
+		s.loop(ctx, func(p agentapi.LiveProgress) error {
 			rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 			defer cancel()
 			return a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p)
@@ -146,7 +147,7 @@ func (s *liveStream) emit(e agent.StreamEvent) {
 	e.Partial, e.Message, e.Error = nil, nil, nil
 	s.mu.Lock()
 	s.seq++
-	s.events = append(s.events, LiveEvent{Seq: s.seq, At: time.Now().UnixMilli(), Event: e})
+	s.events = append(s.events, agentapi.LiveEvent{Seq: s.seq, At: time.Now().UnixMilli(), Event: e})
 	s.eventBytes += eventSize(e)
 	for len(s.events) > liveEvents || (s.eventBytes > liveEventBytes && len(s.events) > 1) {
 		s.eventBytes -= eventSize(s.events[0].Event)
@@ -179,7 +180,7 @@ func (s *liveStream) close() {
 
 func (s *liveStream) isWatched() bool { return s.watch.now() }
 
-func (s *liveStream) loop(ctx context.Context, send func(LiveProgress) error) {
+func (s *liveStream) loop(ctx context.Context, send func(agentapi.LiveProgress) error) {
 	t := time.NewTimer(s.liveness)
 	defer t.Stop()
 	for {
@@ -223,11 +224,11 @@ func (s *liveStream) due() time.Time {
 
 // next builds the next heartbeat: the events since the last one and, when
 // due, a checkpoint; nothing but the position when nobody watches.
-func (s *liveStream) next() LiveProgress {
+func (s *liveStream) next() agentapi.LiveProgress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	p := LiveProgress{Attempt: s.attempt, Turn: s.turn, Seq: s.seq, Billed: s.billed}
+	p := agentapi.LiveProgress{Attempt: s.attempt, Turn: s.turn, Seq: s.seq, Billed: s.billed}
 	if s.isWatched() {
 		p.Events = s.events
 		if s.partial != nil && s.checkpointDue(now) {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Live progress of running tools. A running tool's latest partial result
@@ -48,25 +49,11 @@ const (
 	heartbeatTimeout = 10 * time.Second
 )
 
-// ToolProgress is the heartbeat detail of a running tool: its latest
-// partial result, numbered from 1 (Seq), with the time the worker saw it
-// (At, Unix milliseconds). Attempt grows when Temporal retries the tool,
-// so that a client drops the partial results of the failed attempt. It
-// never enters history; the durable share of the partial results arrives
-// as tool_execution_update events.
-type ToolProgress struct {
-	Attempt    int32             `json:"attempt"`
-	ToolCallID string            `json:"toolCallId"`
-	Seq        int64             `json:"seq"`
-	At         int64             `json:"at"`
-	Partial    *agent.ToolResult `json:"partial,omitempty"`
-}
-
 // toolHeartbeat keeps a running tool's activity alive and publishes its
 // latest partial result.
 type toolHeartbeat struct {
 	mu       sync.Mutex
-	progress ToolProgress
+	progress agentapi.ToolProgress
 	dirty    bool // progress has news no heartbeat carried yet
 	watch    *watchers
 	unwatch  func() // ends the cancel watch (cancelfeed.go)
@@ -93,7 +80,7 @@ func (a *Activities) startToolHeartbeat(ctx context.Context, callID string) (con
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	h := &toolHeartbeat{
-		progress: ToolProgress{Attempt: info.Attempt, ToolCallID: callID},
+		progress: agentapi.ToolProgress{Attempt: info.Attempt, ToolCallID: callID},
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -101,7 +88,7 @@ func (a *Activities) startToolHeartbeat(ctx context.Context, callID string) (con
 	}
 	h.watch = a.followWatchers(ctx, info.WorkflowExecution.ID, h.stop, h.poke)
 	h.unwatch = a.watchCancel(info, cancel)
-	go h.loop(ctx, interval, func(p ToolProgress) error {
+	go h.loop(ctx, interval, func(p agentapi.ToolProgress) error {
 		rpcCtx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
 		defer cancel()
 		return a.Client.RecordActivityHeartbeat(rpcCtx, info.TaskToken, p)
@@ -136,7 +123,7 @@ func (h *toolHeartbeat) close() {
 	h.unwatch()
 }
 
-func (h *toolHeartbeat) loop(ctx context.Context, interval time.Duration, send func(ToolProgress) error) {
+func (h *toolHeartbeat) loop(ctx context.Context, interval time.Duration, send func(agentapi.ToolProgress) error) {
 	defer close(h.done)
 	defer h.watch.wait()
 	start := time.Now()

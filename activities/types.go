@@ -4,19 +4,7 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
-)
-
-// Names the activities use to talk back to their own workflow. The workflows
-// package re-exports them with the rest of the client-facing names.
-const (
-	SignalSteer      = "steer"
-	SignalFollowUp   = "followUp"
-	SignalAbort      = "abort"
-	SignalToolUpdate = "toolUpdate"
-	SignalToolQueue  = "toolQueue"
-	// QueryContext pages through a run's context (clients only: no
-	// activity reads its own workflow's state).
-	QueryContext = "context"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Stable ApplicationError types for input the worker cannot serve. The
@@ -152,25 +140,6 @@ type ModelTurnOutput struct {
 	Retried *agent.Usage `json:"retried,omitempty"`
 }
 
-// ContextQuery asks for messages [From, To) of the run's context.
-type ContextQuery struct {
-	From int `json:"from"`
-	To   int `json:"to"`
-}
-
-// ContextPage is one page of a context as the workflow holds it. Messages
-// before Offset are not held by the run: Segments (in the content store)
-// hold them. A page stops early at a size limit; Next is where the
-// following page starts.
-type ContextPage struct {
-	SystemPrompt string          `json:"systemPrompt"`
-	Segments     []agent.Segment `json:"segments,omitempty"`
-	Offset       int             `json:"offset"`
-	Messages     []agent.Message `json:"messages"`
-	Next         int             `json:"next"`
-	Total        int             `json:"total"`
-}
-
 // PrepareInput is one call to prepare: prepareArguments, validation and the
 // before hooks.
 type PrepareInput struct {
@@ -232,7 +201,7 @@ type ExecuteOutput struct {
 	// nobody watched (ExecuteInput.DeferUpdates), as the toolUpdate
 	// signals it did not send would have carried them, in order. The
 	// workflow records them before the call's end.
-	Updates []ToolUpdate `json:"updates,omitempty"`
+	Updates []agentapi.ToolUpdate `json:"updates,omitempty"`
 }
 
 // FinalizeInput is one call's after hooks.
@@ -251,71 +220,4 @@ type FinalizeInput struct {
 type FinalizeOutput struct {
 	Result  agent.ToolResult `json:"result"`
 	IsError bool             `json:"isError,omitempty"`
-}
-
-// ToolUpdate carries partial results of one running call, in order. Dropped
-// counts updates coalesced away because they came faster than they could be
-// sent; each partial result replaces the previous one, so only the latest
-// matters.
-type ToolUpdate struct {
-	ToolCallID string `json:"toolCallId"`
-	// Position is the call's ExecuteInput.Position.
-	Position int                `json:"position,omitempty"`
-	Attempt  int32              `json:"attempt"`
-	Results  []agent.ToolResult `json:"results"`
-	// Offsets[i] is when Results[i] was emitted, from the tool's start.
-	Offsets []time.Duration `json:"offsets,omitempty"`
-	Dropped int             `json:"dropped,omitempty"`
-}
-
-// ToolQueue is a steering (or, with FollowUp, follow-up) message queued by
-// a running tool. Unlike a person's, it may be empty, as in pi.
-type ToolQueue struct {
-	Message  agent.Message `json:"message"`
-	FollowUp bool          `json:"followUp,omitempty"`
-	// ToolCallID is the call that queued it, and Offset when, from the
-	// call's start: a parallel batch queues its calls' messages in pi's
-	// order (instant, then call order), not in the order they arrive.
-	ToolCallID string        `json:"toolCallId,omitempty"`
-	Offset     time.Duration `json:"offset,omitempty"`
-	// Position is the call's ExecuteInput.Position.
-	Position int `json:"position,omitempty"`
-	// Attempt is the execute activity's attempt that queued it: a call's
-	// messages are those of one attempt, its latest (workflows/attempts.go).
-	// Zero (signals recorded before it existed) keeps every message.
-	Attempt int32 `json:"attempt,omitempty"`
-}
-
-// AbortRequest is the payload of the abort Update and Signal.
-type AbortRequest struct {
-	Reason string `json:"reason,omitempty"`
-}
-
-// LiveProgress is the heartbeat detail of a model turn while it streams.
-// Clients read it with DescribeWorkflowExecution (pending activities) to
-// show text as it arrives; it never enters history. The server keeps only
-// the latest heartbeat, and each carries only what is new (see stream.go):
-// Events are the stream events since the previous heartbeat, numbered on
-// from the last one it carried. A client that finds a gap (it missed a
-// heartbeat, or came in mid-turn) waits for a checkpoint: Partial, the
-// whole message as it stood after event PartialSeq. While nobody watches,
-// heartbeats carry neither; Seq is the newest event's number.
-type LiveProgress struct {
-	Attempt    int32          `json:"attempt"`
-	Turn       int            `json:"turn"`
-	Seq        int64          `json:"seq"`
-	Events     []LiveEvent    `json:"events,omitempty"`
-	Partial    *agent.Message `json:"partial,omitempty"`
-	PartialSeq int64          `json:"partialSeq,omitempty"`
-	// Billed is what the provider billed the turn's failed attempts so
-	// far, for the next attempt (billed.go).
-	Billed *agent.Usage `json:"billed,omitempty"`
-}
-
-// LiveEvent is one stream event of a model turn, numbered from 1, with the
-// time the worker saw it (Unix milliseconds), for latency measurements.
-type LiveEvent struct {
-	Seq   int64             `json:"seq"`
-	At    int64             `json:"at"`
-	Event agent.StreamEvent `json:"event"`
 }

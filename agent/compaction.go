@@ -43,3 +43,12 @@ type CompactionResult struct {
 	// Usage is what the summarizer calls cost.
 	Usage Usage `json:"usage"`
 }
+
+// CompactionDetails are pi's CompactionDetails: the files read (and not
+// modified) and modified in everything a summary covers, sorted. Package
+// compaction computes them; a run carries the latest across
+// continue-as-new (agentapi.CompactionRecord).
+type CompactionDetails struct {
+	ReadFiles     []string `json:"readFiles"`
+	ModifiedFiles []string `json:"modifiedFiles"`
+}

@@ -15,12 +15,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Issue 29: an abort reaches a running tool and a streaming model turn
@@ -57,7 +56,7 @@ func (r *costRig) startRun(t *testing.T, model, workspace string) client.Workflo
 		cfg.Tools = []string{"bash"}
 	}
 	run, err := r.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: model + "-" + testenv.Suffix(), TaskQueue: r.queue},
-		workflows.AgentLoopWorkflow, workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
+		agentapi.AgentLoopWorkflow, agentapi.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.c.TerminateWorkflow(context.Background(), run.GetID(), run.GetRunID(), "test over") })
 	return run
@@ -106,10 +105,10 @@ func (r *costRig) abortAndMeasure(t *testing.T, run client.WorkflowRun, activity
 	t.Helper()
 	ctx := context.Background()
 	sent := time.Now()
-	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdateAbort, activities.AbortRequest{Reason: "test"}, nil))
+	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "test"}, nil))
 	gctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(gctx, &res))
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	it := r.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -232,7 +231,7 @@ func TestUnwatchedBashCallCost(t *testing.T) {
 	before := r.requests(t)
 	ws := t.TempDir()
 	run := r.startRun(t, "bash30", ws)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, &res))

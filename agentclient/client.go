@@ -12,38 +12,37 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Start starts an AgentLoop run.
-func Start(ctx context.Context, c client.Client, id, taskQueue string, in workflows.AgentLoopInput) (client.WorkflowRun, error) {
+func Start(ctx context.Context, c client.Client, id, taskQueue string, in agentapi.AgentLoopInput) (client.WorkflowRun, error) {
 	return start(ctx, c, id, taskQueue, in, RunSummary(in))
 }
 
 // start starts an AgentLoop run with the Web UI's summary of it.
-func start(ctx context.Context, c client.Client, id, taskQueue string, in workflows.AgentLoopInput, summary string) (client.WorkflowRun, error) {
+func start(ctx context.Context, c client.Client, id, taskQueue string, in agentapi.AgentLoopInput, summary string) (client.WorkflowRun, error) {
 	if taskQueue == "" {
-		taskQueue = workflows.TaskQueue
+		taskQueue = agentapi.TaskQueue
 	}
 	// The Web UI's list shows the static summary (a session's: StartSession).
 	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:            id,
 		TaskQueue:     taskQueue,
 		StaticSummary: summary,
-	}, workflows.AgentLoopWorkflow, in)
+	}, agentapi.AgentLoopWorkflow, in)
 }
 
 // RunSummary is the Web UI's summary of an AgentLoop run: its prompt's
 // title (the first line a session list shows), else "agent run".
-func RunSummary(in workflows.AgentLoopInput) string {
+func RunSummary(in agentapi.AgentLoopInput) string {
 	prompts := in.Prompts
 	if in.Prompt != "" {
 		prompts = append([]agent.Message{agent.UserText(in.Prompt, 0)}, prompts...)
 	}
-	if title := workflows.Title(prompts); title != "" {
+	if title := agentapi.Title(prompts); title != "" {
 		return title
 	}
 	return "agent run"
@@ -58,32 +57,32 @@ func Follow(ctx context.Context, c client.Client, workflowID, runID string, afte
 }
 
 // Steer queues a steering message and returns the queue length.
-func Steer(ctx context.Context, c client.Client, workflowID, text string) (workflows.QueueStatus, error) {
-	return queue(ctx, c, workflowID, workflows.UpdateSteer, text)
+func Steer(ctx context.Context, c client.Client, workflowID, text string) (agentapi.QueueStatus, error) {
+	return queue(ctx, c, workflowID, agentapi.UpdateSteer, text)
 }
 
 // FollowUp queues a follow-up message and returns the queue length.
-func FollowUp(ctx context.Context, c client.Client, workflowID, text string) (workflows.QueueStatus, error) {
-	return queue(ctx, c, workflowID, workflows.UpdateFollowUp, text)
+func FollowUp(ctx context.Context, c client.Client, workflowID, text string) (agentapi.QueueStatus, error) {
+	return queue(ctx, c, workflowID, agentapi.UpdateFollowUp, text)
 }
 
-func queue(ctx context.Context, c client.Client, workflowID, update, text string) (workflows.QueueStatus, error) {
-	var st workflows.QueueStatus
+func queue(ctx context.Context, c client.Client, workflowID, update, text string) (agentapi.QueueStatus, error) {
+	var st agentapi.QueueStatus
 	err := Update(ctx, c, workflowID, update, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(text)}}, &st)
 	return st, err
 }
 
 // Abort aborts a run.
-func Abort(ctx context.Context, c client.Client, workflowID, reason string) (workflows.AbortStatus, error) {
-	var st workflows.AbortStatus
-	err := Update(ctx, c, workflowID, workflows.UpdateAbort, activities.AbortRequest{Reason: reason}, &st)
+func Abort(ctx context.Context, c client.Client, workflowID, reason string) (agentapi.AbortStatus, error) {
+	var st agentapi.AbortStatus
+	err := Update(ctx, c, workflowID, agentapi.UpdateAbort, agentapi.AbortRequest{Reason: reason}, &st)
 	return st, err
 }
 
 // State returns a run's state.
-func State(ctx context.Context, c client.Client, workflowID string) (workflows.RunState, error) {
-	var st workflows.RunState
-	resp, err := c.QueryWorkflow(ctx, workflowID, "", workflows.QueryState)
+func State(ctx context.Context, c client.Client, workflowID string) (agentapi.RunState, error) {
+	var st agentapi.RunState
+	resp, err := c.QueryWorkflow(ctx, workflowID, "", agentapi.QueryState)
 	if err != nil {
 		return st, err
 	}
@@ -180,38 +179,38 @@ func updateArgs(workflowID, name string, arg any) ([]any, error) {
 // prompt's RunStatus. Sending it again with the same workflow id and
 // o.ID starts nothing and applies the prompt once: the workflow id
 // conflict policy is use-existing.
-func StartSession(ctx context.Context, c client.Client, id, taskQueue string, in workflows.SessionInput,
-	prompt *workflows.PromptRequest, o UpdateOptions) (client.WorkflowRun, workflows.RunStatus, error) {
+func StartSession(ctx context.Context, c client.Client, id, taskQueue string, in agentapi.SessionInput,
+	prompt *agentapi.PromptRequest, o UpdateOptions) (client.WorkflowRun, agentapi.RunStatus, error) {
 	if taskQueue == "" {
-		taskQueue = workflows.TaskQueue
+		taskQueue = agentapi.TaskQueue
 	}
 	// The Web UI's list shows the static summary; session list the memo.
 	start := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: "agent session"}
 	if prompt != nil {
-		if title := workflows.Title([]agent.Message{{Content: []agent.Content{agent.Text(prompt.Text)}}}); title != "" {
+		if title := agentapi.Title([]agent.Message{{Content: []agent.Content{agent.Text(prompt.Text)}}}); title != "" {
 			start.StaticSummary = title
-			start.Memo = map[string]any{workflows.MemoTitle: title}
+			start.Memo = map[string]any{agentapi.MemoTitle: title}
 		}
 	}
-	var st workflows.RunStatus
+	var st agentapi.RunStatus
 	stored, err := StoreContent(ctx, o.Store, id, in)
 	if err != nil {
 		return nil, st, fmt.Errorf("start session %s: %w", id, err)
 	}
-	in = stored.(workflows.SessionInput)
+	in = stored.(agentapi.SessionInput)
 	if prompt != nil {
 		p, err := StoreContent(ctx, o.Store, id, *prompt)
 		if err != nil {
 			return nil, st, fmt.Errorf("start session %s: %w", id, err)
 		}
-		r := p.(workflows.PromptRequest)
+		r := p.(agentapi.PromptRequest)
 		prompt = &r
 	}
 	if prompt == nil {
-		run, err := c.ExecuteWorkflow(ctx, start, workflows.SessionWorkflow, in)
+		run, err := c.ExecuteWorkflow(ctx, start, agentapi.SessionWorkflow, in)
 		return run, st, err
 	}
-	args, err := updateArgs(id, workflows.UpdatePrompt, *prompt)
+	args, err := updateArgs(id, agentapi.UpdatePrompt, *prompt)
 	if err != nil {
 		return nil, st, err
 	}
@@ -224,13 +223,13 @@ func StartSession(ctx context.Context, c client.Client, id, taskQueue string, in
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	var runID string
 	err = retryUpdate(ctx, o.RetryFor, func() error {
-		op := c.NewWithStartWorkflowOperation(start, workflows.SessionWorkflow, in)
+		op := c.NewWithStartWorkflowOperation(start, agentapi.SessionWorkflow, in)
 		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: op,
 			UpdateOptions: client.UpdateWorkflowOptions{
 				UpdateID:     o.ID,
 				WorkflowID:   id,
-				UpdateName:   workflows.UpdatePrompt,
+				UpdateName:   agentapi.UpdatePrompt,
 				Args:         args,
 				WaitForStage: client.WorkflowUpdateStageCompleted,
 			},
@@ -320,14 +319,14 @@ func ResolveMessages(ctx context.Context, st store.Blobs, ms []agent.Message) ([
 
 // eventsPage reads the events after a sequence number, retrying transient
 // failures for retryFor.
-func eventsPage(ctx context.Context, c client.Client, workflowID, runID string, after int64, retryFor time.Duration) (workflows.EventsPage, error) {
-	var page workflows.EventsPage
+func eventsPage(ctx context.Context, c client.Client, workflowID, runID string, after int64, retryFor time.Duration) (agentapi.EventsPage, error) {
+	var page agentapi.EventsPage
 	err := retry(ctx, retryFor, func() error {
-		resp, err := c.QueryWorkflow(ctx, workflowID, runID, workflows.QueryEvents, workflows.EventsQuery{After: after})
+		resp, err := c.QueryWorkflow(ctx, workflowID, runID, agentapi.QueryEvents, agentapi.EventsQuery{After: after})
 		if err != nil {
 			return fmt.Errorf("query events of %s: %w", workflowID, err)
 		}
-		page = workflows.EventsPage{}
+		page = agentapi.EventsPage{}
 		if err := resp.Get(&page); err != nil {
 			return final{fmt.Errorf("decode events of %s: %w", workflowID, err)}
 		}

@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // StoreContent stores the large content of what a client sends a run (an
@@ -17,10 +17,10 @@ import (
 // store, under the workflow id as the workers do, and returns it with a
 // stub in place of every block over store.InlineLimit. History, the
 // workflow and every model turn's input then hold about 200 bytes for it:
-// a run refuses what its queues have no room for (workflows.MaxQueuedBytes)
+// a run refuses what its queues have no room for (agentapi.MaxQueuedBytes)
 // counting stubs, not content. It knows agent.Message,
-// workflows.PromptRequest, workflows.AgentLoopInput and
-// workflows.SessionInput; anything else is returned as it is. A workflow
+// agentapi.PromptRequest, agentapi.AgentLoopInput and
+// agentapi.SessionInput; anything else is returned as it is. A workflow
 // stores what arrives inline itself, with a local activity: this saves
 // history the bytes and the workflow the round trip.
 func StoreContent(ctx context.Context, st store.Blobs, workflowID string, arg any) (any, error) {
@@ -30,9 +30,9 @@ func StoreContent(ctx context.Context, st store.Blobs, workflowID string, arg an
 	switch v := arg.(type) {
 	case agent.Message:
 		return store.OffloadMessage(ctx, st, workflowID, v)
-	case workflows.PromptRequest:
+	case agentapi.PromptRequest:
 		return storePrompt(ctx, st, workflowID, v)
-	case workflows.AgentLoopInput:
+	case agentapi.AgentLoopInput:
 		if v.Prompt != "" {
 			// A prompt of its own would stay inline: it becomes the last
 			// of the prompts, where the run puts it.
@@ -47,7 +47,7 @@ func StoreContent(ctx context.Context, st store.Blobs, workflowID string, arg an
 			*g = ms
 		}
 		return v, nil
-	case workflows.SessionInput:
+	case agentapi.SessionInput:
 		ms, err := storeMessages(ctx, st, workflowID, v.Messages)
 		if err != nil {
 			return nil, err
@@ -75,7 +75,7 @@ func storeMessages(ctx context.Context, st store.Blobs, workflowID string, ms []
 
 // storePrompt stores a prompt's large content. Its text and images become
 // its last message (where the session puts them) when they are large.
-func storePrompt(ctx context.Context, st store.Blobs, workflowID string, r workflows.PromptRequest) (workflows.PromptRequest, error) {
+func storePrompt(ctx context.Context, st store.Blobs, workflowID string, r agentapi.PromptRequest) (agentapi.PromptRequest, error) {
 	if r.Text != "" || len(r.Images) > 0 {
 		m := agent.UserText(r.Text, 0)
 		m.Content = append(m.Content, r.Images...)
@@ -101,7 +101,7 @@ type StartOptions struct {
 }
 
 // StartWithOptions is Start with the input's large content stored first.
-func StartWithOptions(ctx context.Context, c client.Client, id, taskQueue string, in workflows.AgentLoopInput, o StartOptions) (client.WorkflowRun, error) {
+func StartWithOptions(ctx context.Context, c client.Client, id, taskQueue string, in agentapi.AgentLoopInput, o StartOptions) (client.WorkflowRun, error) {
 	if id == "" && o.Store != nil {
 		return nil, fmt.Errorf("start: a workflow id is needed to store the input's content under")
 	}
@@ -110,7 +110,7 @@ func StartWithOptions(ctx context.Context, c client.Client, id, taskQueue string
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", id, err)
 	}
-	return start(ctx, c, id, taskQueue, stored.(workflows.AgentLoopInput), summary)
+	return start(ctx, c, id, taskQueue, stored.(agentapi.AgentLoopInput), summary)
 }
 
 // Signal sends a Signal (steer, followUp, prompt: the twins of the

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // What a client sends keeps its small content inline and sends a stub for
@@ -22,9 +22,9 @@ func TestStoreContent(t *testing.T) {
 	require.NoError(t, err)
 	big := strings.Repeat("large ", 20_000)
 
-	out, err := StoreContent(ctx, st, "wf-1", workflows.PromptRequest{Text: big, Messages: []agent.Message{agent.UserText("first", 0)}})
+	out, err := StoreContent(ctx, st, "wf-1", agentapi.PromptRequest{Text: big, Messages: []agent.Message{agent.UserText("first", 0)}})
 	require.NoError(t, err)
-	p := out.(workflows.PromptRequest)
+	p := out.(agentapi.PromptRequest)
 	require.Empty(t, p.Text)
 	require.Len(t, p.Messages, 2)
 	require.Equal(t, "first", agent.TextOf(p.Messages[0].Content), "small content stays inline")
@@ -34,13 +34,13 @@ func TestStoreContent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, big, agent.TextOf(back.Content))
 
-	out, err = StoreContent(ctx, st, "wf-1", workflows.PromptRequest{Text: "small"})
+	out, err = StoreContent(ctx, st, "wf-1", agentapi.PromptRequest{Text: "small"})
 	require.NoError(t, err)
-	require.Equal(t, workflows.PromptRequest{Text: "small"}, out, "a small prompt is sent as it is")
+	require.Equal(t, agentapi.PromptRequest{Text: "small"}, out, "a small prompt is sent as it is")
 
-	out, err = StoreContent(ctx, st, "wf-2", workflows.AgentLoopInput{Prompt: big, Steering: []agent.Message{agent.UserText(big, 0)}})
+	out, err = StoreContent(ctx, st, "wf-2", agentapi.AgentLoopInput{Prompt: big, Steering: []agent.Message{agent.UserText(big, 0)}})
 	require.NoError(t, err)
-	in := out.(workflows.AgentLoopInput)
+	in := out.(agentapi.AgentLoopInput)
 	require.Empty(t, in.Prompt)
 	require.True(t, in.Prompts[0].Content[0].IsStub())
 	require.True(t, in.Steering[0].Content[0].IsStub())

@@ -14,10 +14,11 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -113,7 +114,7 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "idle-" + testenv.Suffix(), TaskQueue: r.queue},
-		workflows.SessionWorkflow, workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
+		agentapi.SessionWorkflow, agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
 	require.NoError(t, err)
 	defer func() { _ = r.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") }()
 
@@ -127,8 +128,8 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 			}
 		})
 	}()
-	var started workflows.RunStatus
-	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &started))
+	var started agentapi.RunStatus
+	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, &started))
 	select {
 	case <-ended:
 	case err := <-watchErr:
@@ -145,7 +146,7 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 	require.LessOrEqual(t, used.Sum(), 2.0, "an idle watcher waits in a long poll: %v", used)
 
 	// It still sees the next prompt's events at once.
-	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, &started))
+	require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, &started))
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
@@ -159,7 +160,7 @@ func TestIdleWatchCostsAlmostNothing(t *testing.T) {
 func TestFastStreamHeartbeats(t *testing.T) {
 	r := newCostRig(t)
 	want := strings.Repeat("streaming token ", fastChunks)
-	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "fast"}}, Prompt: "go"}
+	in := agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "fast"}}, Prompt: "go"}
 	for _, watched := range []bool{true, false} {
 		name := map[bool]string{true: "watched", false: "unwatched"}[watched]
 		t.Run(name, func(t *testing.T) {
@@ -167,7 +168,7 @@ func TestFastStreamHeartbeats(t *testing.T) {
 			before := r.requests(t)
 			start := time.Now()
 			run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: name + "-" + testenv.Suffix(), TaskQueue: r.queue},
-				workflows.AgentLoopWorkflow, in)
+				agentapi.AgentLoopWorkflow, in)
 			require.NoError(t, err)
 			var mu sync.Mutex
 			var text strings.Builder
@@ -229,7 +230,7 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "latency-" + testenv.Suffix(), TaskQueue: r.queue},
-		workflows.SessionWorkflow, workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
+		agentapi.SessionWorkflow, agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "quick"}}})
 	require.NoError(t, err)
 	defer func() { _ = r.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") }()
 	var mu sync.Mutex
@@ -250,9 +251,9 @@ func TestWatcherSeesNewEventsSoon(t *testing.T) {
 	var delays, roundTrips []time.Duration
 	for i := range 9 {
 		time.Sleep(500 * time.Millisecond) // the watcher is back in its long poll
-		var st workflows.RunStatus
+		var st agentapi.RunStatus
 		sent := time.Now()
-		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &st))
+		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, &st))
 		returned := time.Now()
 		roundTrips = append(roundTrips, returned.Sub(sent))
 		select {

@@ -12,9 +12,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -33,7 +34,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	run, err := agentclient.Start(ctx, c, "example-run", workflows.TaskQueue, workflows.AgentLoopInput{
+	run, err := agentclient.Start(ctx, c, "example-run", agentapi.TaskQueue, agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			Model:     agent.ModelRef{Provider: "scripted", ID: "demo"},
 			Tools:     []string{"ls"},
@@ -52,7 +53,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err := run.Get(ctx, &res); err != nil {
 		log.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func exampleServer() (address, workspace string, stop func()) {
 	models := llm.NewRegistry()
 	models.Register("scripted", scripted)
 	c := srv.Client()
-	w := worker.New(c, workflows.TaskQueue, workflows.WorkerOptions())
+	w := worker.New(c, agentapi.TaskQueue, workflows.WorkerOptions())
 	workflows.Register(w, activities.New(c, st, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry()))
 	if err := w.Start(); err != nil {
 		log.Fatal(err)

@@ -9,10 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // LivePollInterval is the shortest wait between two reads of the live
@@ -318,7 +317,7 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 		}
 		switch pa.GetActivityType().GetName() {
 		case modelActivity:
-			var p activities.LiveProgress
+			var p agentapi.LiveProgress
 			if !w.streaming || w.dc.FromPayloads(pa.GetHeartbeatDetails(), &p) != nil || p.Turn != w.turn {
 				continue
 			}
@@ -338,12 +337,12 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 // on a loaded machine it sometimes waits seconds for one (the server's
 // 5 s timeout for a sticky queue nobody polls), while the server answers
 // DescribeWorkflowExecution alone.
-func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, runID string, o WatchOptions, fn func(agent.Event)) (workflows.EventsPage, error) {
+func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, runID string, o WatchOptions, fn func(agent.Event)) (agentapi.EventsPage, error) {
 	if !o.Live || len(w.tools) == 0 {
 		return eventsPage(ctx, c, workflowID, runID, w.after, o.RetryFor)
 	}
 	type read struct {
-		page workflows.EventsPage
+		page agentapi.EventsPage
 		err  error
 	}
 	done := make(chan read, 1)
@@ -363,7 +362,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, run
 				return w.liveRead(ctx, c, workflowID, runID, fn)
 			})
 			if err != nil {
-				return workflows.EventsPage{}, err
+				return agentapi.EventsPage{}, err
 			}
 			t.Reset(w.liveWait())
 		}
@@ -375,7 +374,7 @@ func (w *watcher) readPage(ctx context.Context, c client.Client, workflowID, run
 // activity. Partial results of an attempt older than one already seen are
 // stale (Temporal retried the tool) and dropped.
 func (w *watcher) liveTool(activityID string, details *commonpb.Payloads, fn func(agent.Event)) {
-	var p activities.ToolProgress
+	var p agentapi.ToolProgress
 	if err := w.dc.FromPayloads(details, &p); err != nil || p.Partial == nil {
 		return
 	}

@@ -4,12 +4,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // liveModel follows one model turn's live stream as heartbeats bring it
-// (see activities.LiveProgress). Each heartbeat carries the events since
+// (see agentapi.LiveProgress). Each heartbeat carries the events since
 // the previous one; a watcher that missed one, or came in mid-turn, waits
 // for a checkpoint (the whole partial message) and delivers what it had
 // not shown as one delta per content block, so that whoever prints the
@@ -22,7 +22,7 @@ type liveModel struct {
 
 // beat returns the message_update events a heartbeat brings that were not
 // delivered yet.
-func (m *liveModel) beat(p activities.LiveProgress) []agent.Event {
+func (m *liveModel) beat(p agentapi.LiveProgress) []agent.Event {
 	if p.Attempt != m.attempt {
 		// Temporal retried the model call: the stream starts again.
 		*m = liveModel{attempt: p.Attempt}

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // CheckSearchAttributes reports whether the namespace has the agent search
@@ -22,7 +22,7 @@ func CheckSearchAttributes(ctx context.Context, c client.Client, namespace strin
 		return fmt.Errorf("list search attributes: %w", err)
 	}
 	var missing []string
-	for name, typ := range workflows.SearchAttributes {
+	for name, typ := range agentapi.SearchAttributes {
 		have, ok := resp.GetCustomAttributes()[name]
 		// The API names types INDEXED_VALUE_TYPE_KEYWORD, the CLI Keyword.
 		if !ok || !strings.EqualFold(strings.TrimPrefix(have.String(), "INDEXED_VALUE_TYPE_"), typ) {

@@ -6,10 +6,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Context returns the context a run's next model turn is sent, as the
@@ -42,9 +41,9 @@ func Context(ctx context.Context, c client.Client, st store.Blobs, workflowID st
 	return page.SystemPrompt, ms, err
 }
 
-func contextPage(ctx context.Context, c client.Client, workflowID string, from int) (activities.ContextPage, error) {
-	var page activities.ContextPage
-	resp, err := c.QueryWorkflow(ctx, workflowID, "", workflows.QueryContext, activities.ContextQuery{From: from})
+func contextPage(ctx context.Context, c client.Client, workflowID string, from int) (agentapi.ContextPage, error) {
+	var page agentapi.ContextPage
+	resp, err := c.QueryWorkflow(ctx, workflowID, "", agentapi.QueryContext, agentapi.ContextQuery{From: from})
 	if err != nil {
 		return page, fmt.Errorf("query context of %s: %w", workflowID, err)
 	}

@@ -11,11 +11,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // The cost guards of issue 29 point 3: watching costs what reading costs.
@@ -61,7 +61,7 @@ func TestWatchedRunQueriesOncePerTurn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "parallel-" + testenv.Suffix(), TaskQueue: r.queue},
-		workflows.AgentLoopWorkflow, workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
+		agentapi.AgentLoopWorkflow, agentapi.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
 	require.NoError(t, err)
 	var seqs []int64
 	ends := 0

@@ -13,7 +13,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/store"
 )
 

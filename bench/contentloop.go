@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // benchLoopTurns is one AgentLoop run whose model calls bash turns times
@@ -24,8 +24,8 @@ func benchLoopTurns(ctx context.Context, e *contentEnv, turns int) (bool, error)
 	defer w.stop()
 	id := queue
 	start := time.Now()
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.AgentLoopWorkflow,
-		workflows.AgentLoopInput{LoopConfig: contentConfig(fmt.Sprintf("%s%d", contentLoopPref, turns)),
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, agentapi.AgentLoopWorkflow,
+		agentapi.AgentLoopInput{LoopConfig: contentConfig(fmt.Sprintf("%s%d", contentLoopPref, turns)),
 			Prompt: "Run echo once a turn until you have counted every turn."})
 	if err != nil {
 		return false, err
@@ -58,7 +58,7 @@ func benchLoopTurns(ctx context.Context, e *contentEnv, turns int) (bool, error)
 		return false, fmt.Errorf("%s: %w", id, w.exited())
 	}
 	wall := time.Since(start)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err := e.c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 		return false, fmt.Errorf("result of %s: %w", id, err)
 	}

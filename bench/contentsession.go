@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // sessionOutcome is what a client saw of one session.
@@ -32,8 +32,8 @@ type sessionOutcome struct {
 func driveSession(ctx context.Context, c client.Client, st store.Blobs, queue, id string, prompts int, w *workerProc, progress func(int)) (sessionOutcome, error) {
 	out := sessionOutcome{id: id}
 	start := time.Now()
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{LoopConfig: contentConfig("content")})
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, agentapi.SessionWorkflow,
+		agentapi.SessionInput{LoopConfig: contentConfig("content")})
 	if err != nil {
 		return out, err
 	}
@@ -63,9 +63,9 @@ func driveSession(ctx context.Context, c client.Client, st store.Blobs, queue, i
 		})
 	}()
 	for i := 1; i <= prompts; i++ {
-		var rs workflows.RunStatus
-		req := workflows.PromptRequest{Text: fmt.Sprintf("Prompt %d: print some random data.", i)}
-		if err := agentclient.Update(ctx, c, id, workflows.UpdatePrompt, req, &rs); err != nil {
+		var rs agentapi.RunStatus
+		req := agentapi.PromptRequest{Text: fmt.Sprintf("Prompt %d: print some random data.", i)}
+		if err := agentclient.Update(ctx, c, id, agentapi.UpdatePrompt, req, &rs); err != nil {
 			return out, fmt.Errorf("prompt %d: %w", i, err)
 		}
 		select {

@@ -15,9 +15,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -288,8 +289,8 @@ func (r *costBench) loop(ctx context.Context, watched bool) (costFigures, error)
 	cfg := r.model("loop")
 	cfg.ToolExecution = agent.ExecutionParallel
 	return r.measure(ctx, id, func() error {
-		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, workflows.AgentLoopWorkflow,
-			workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
+		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, agentapi.AgentLoopWorkflow,
+			agentapi.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
 		if err != nil {
 			return err
 		}
@@ -303,8 +304,8 @@ func (r *costBench) loop(ctx context.Context, watched bool) (costFigures, error)
 func (r *costBench) stream(ctx context.Context, watched bool) (costFigures, error) {
 	id := fmt.Sprintf("cost-stream-%d", time.Now().UnixNano())
 	return r.measure(ctx, id, func() error {
-		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, workflows.AgentLoopWorkflow,
-			workflows.AgentLoopInput{LoopConfig: r.model("stream"), Prompt: "go"})
+		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, agentapi.AgentLoopWorkflow,
+			agentapi.AgentLoopInput{LoopConfig: r.model("stream"), Prompt: "go"})
 		if err != nil {
 			return err
 		}
@@ -322,8 +323,8 @@ func (r *costBench) bash(ctx context.Context, watched bool) (costFigures, error)
 	cfg := r.model("bash")
 	cfg.Tools = []string{"bash"}
 	return r.measure(ctx, id, func() error {
-		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, workflows.AgentLoopWorkflow,
-			workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
+		run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, agentapi.AgentLoopWorkflow,
+			agentapi.AgentLoopInput{LoopConfig: cfg, Prompt: "go"})
 		if err != nil {
 			return err
 		}
@@ -332,7 +333,7 @@ func (r *costBench) bash(ctx context.Context, watched bool) (costFigures, error)
 				return err
 			}
 		}
-		var res workflows.AgentLoopResult
+		var res agentapi.AgentLoopResult
 		if err := run.Get(ctx, &res); err != nil {
 			return err
 		}
@@ -352,8 +353,8 @@ func (r *costBench) idle(ctx context.Context, d time.Duration, watched bool) (co
 	id := fmt.Sprintf("cost-idle-%d", time.Now().UnixNano())
 	cfg := r.model("session")
 	cfg.Tools = nil
-	if _, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{LoopConfig: cfg}); err != nil {
+	if _, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, agentapi.SessionWorkflow,
+		agentapi.SessionInput{LoopConfig: cfg}); err != nil {
 		return costFigures{}, err
 	}
 	defer func() { _ = r.c.TerminateWorkflow(context.Background(), id, "", "bench over") }()
@@ -369,8 +370,8 @@ func (r *costBench) idle(ctx context.Context, d time.Duration, watched bool) (co
 			})
 		}()
 	}
-	var st workflows.RunStatus
-	if err := agentclient.Update(ctx, r.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, &st); err != nil {
+	var st agentapi.RunStatus
+	if err := agentclient.Update(ctx, r.c, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, &st); err != nil {
 		return costFigures{}, err
 	}
 	if watched {
@@ -391,7 +392,7 @@ func (r *costBench) idle(ctx context.Context, d time.Duration, watched bool) (co
 func waitIdle(ctx context.Context, c client.Client, id string) error {
 	for {
 		st, err := agentclient.State(ctx, c, id)
-		if err == nil && st.Status == "idle" {
+		if err == nil && st.Status == agentapi.StatusIdle {
 			return nil
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
@@ -417,8 +418,8 @@ func (r *costBench) session(ctx context.Context, prompts int) (costFigures, erro
 	cfg := r.model("session")
 	cfg.Approval = &agent.ApprovalPolicy{Tools: []string{"sleep"}}
 	return r.measure(ctx, id, func() error {
-		if _, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, workflows.SessionWorkflow,
-			workflows.SessionInput{LoopConfig: cfg}); err != nil {
+		if _, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue}, agentapi.SessionWorkflow,
+			agentapi.SessionInput{LoopConfig: cfg}); err != nil {
 			return err
 		}
 		defer func() { _ = r.c.TerminateWorkflow(context.Background(), id, "", "bench over") }()
@@ -438,8 +439,8 @@ func (r *costBench) session(ctx context.Context, prompts int) (costFigures, erro
 			})
 		}()
 		for i := range prompts {
-			var st workflows.RunStatus
-			if err := agentclient.Update(ctx, r.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: fmt.Sprintf("prompt %d", i)}, &st); err != nil {
+			var st agentapi.RunStatus
+			if err := agentclient.Update(ctx, r.c, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: fmt.Sprintf("prompt %d", i)}, &st); err != nil {
 				return err
 			}
 			var call string
@@ -448,7 +449,7 @@ func (r *costBench) session(ctx context.Context, prompts int) (costFigures, erro
 			case err := <-watchErr:
 				return fmt.Errorf("watch ended: %v", err)
 			}
-			if err := agentclient.Update(ctx, r.c, id, workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: call, Decision: "allow"}, nil); err != nil {
+			if err := agentclient.Update(ctx, r.c, id, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: call, Decision: "allow"}, nil); err != nil {
 				return err
 			}
 			<-ends

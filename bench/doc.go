@@ -14,7 +14,7 @@
 //	                          trip, 200 concurrent runs, replay; see loop.go
 //	go run ./bench servers    bench loop's concurrency section on a dev server
 //	                          and on the self-hosted stack, side by side
-//	go run ./bench soak       the chaos soak (internal/soak) on the stack
+//	go run ./bench soak       the chaos soak (internal/harness/soak) on the stack
 //
 // It uses the server at TEMPORAL_ADDRESS when set, else starts a dev server.
 // The worker runs in a separate process (this binary, re-executed), so what

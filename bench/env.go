@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
 )
 
 // env is a Temporal server and a worker process for one benchmark.

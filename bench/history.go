@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // historyLarge is the tool output of bench history's second run, in
@@ -64,8 +64,8 @@ func benchHistory(ctx context.Context, _ []string) error {
 // historyRun runs the 200-turn run on queue, whose worker's echo tool
 // prints output (a label), and prints its history per turn.
 func historyRun(ctx context.Context, c client.Client, queue, output string) (bool, error) {
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, workflows.AgentLoopWorkflow,
-		workflows.AgentLoopInput{
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, agentapi.AgentLoopWorkflow,
+		agentapi.AgentLoopInput{
 			LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "bench", ID: "history"}, Tools: []string{"echo"},
 				SystemPrompt: "You are a careful coding assistant."},
 			Prompt: "Walk through the project.",
@@ -73,7 +73,7 @@ func historyRun(ctx context.Context, c client.Client, queue, output string) (boo
 	if err != nil {
 		return false, err
 	}
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err := run.Get(ctx, &res); err != nil {
 		return false, err
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/conformance"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -115,7 +116,7 @@ func benchLoop(ctx context.Context, args []string) error {
 	}
 
 	meter := cpuMeter{server: listenerPID(e.address), worker: e.worker.Process.Pid, client: os.Getpid()}
-	server := "dev server started by this command (internal/devserver, in-memory SQLite, eager activities enabled)"
+	server := "dev server started by this command (internal/harness/devserver, in-memory SQLite, eager activities enabled)"
 	if e.srv == nil {
 		server = "TEMPORAL_ADDRESS=" + e.address + " (shared: its CPU time includes other clients' work)"
 	} else if len(serverConfig) > 0 {
@@ -414,11 +415,11 @@ func runOurs(ctx context.Context, e *env, s benchScenario, tag string) (time.Dur
 	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        fmt.Sprintf("%s-%s-%s", s.Name, e.queue, tag),
 		TaskQueue: e.queue,
-	}, workflows.AgentLoopWorkflow, in)
+	}, agentapi.AgentLoopWorkflow, in)
 	if err != nil {
 		return 0, nil, err
 	}
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err := run.Get(ctx, &res); err != nil {
 		return 0, nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -516,7 +517,7 @@ func replay(evs []*historypb.HistoryEvent, n int) ([]time.Duration, error) {
 	var times []time.Duration
 	for i := 0; i < n; i++ {
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(workflows.AgentLoop, workflow.RegisterOptions{Name: workflows.AgentLoopWorkflow})
+		r.RegisterWorkflowWithOptions(workflows.AgentLoop, workflow.RegisterOptions{Name: agentapi.AgentLoopWorkflow})
 		t0 := time.Now()
 		if err := r.ReplayWorkflowHistory(quiet(), h); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
 )
 
@@ -26,10 +27,10 @@ const (
 
 // StreamProbe runs one streamed model call whose deltas arrive as signals.
 func StreamProbe(ctx workflow.Context) error {
-	var events []activities.LiveEvent
+	var events []agentapi.LiveEvent
 	ch := workflow.GetSignalChannel(ctx, probeSignal)
-	if err := workflow.SetQueryHandler(ctx, probeQuery, func(after int64) ([]activities.LiveEvent, error) {
-		var out []activities.LiveEvent
+	if err := workflow.SetQueryHandler(ctx, probeQuery, func(after int64) ([]agentapi.LiveEvent, error) {
+		var out []agentapi.LiveEvent
 		for _, e := range events {
 			if e.Seq > after {
 				out = append(out, e)
@@ -44,7 +45,7 @@ func StreamProbe(ctx workflow.Context) error {
 	for !f.IsReady() {
 		s := workflow.NewSelector(ctx)
 		s.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) {
-			var batch []activities.LiveEvent
+			var batch []agentapi.LiveEvent
 			c.Receive(ctx, &batch)
 			events = append(events, batch...)
 		})
@@ -68,7 +69,7 @@ func (p *probeActivities) ProbeStream(ctx context.Context) error {
 		return err
 	}
 	var mu sync.Mutex
-	var pending []activities.LiveEvent
+	var pending []agentapi.LiveEvent
 	var seq int64
 	done := make(chan struct{})
 	flushed := make(chan struct{})
@@ -99,7 +100,7 @@ func (p *probeActivities) ProbeStream(ctx context.Context) error {
 		e.Partial, e.Message, e.Error = nil, nil, nil
 		mu.Lock()
 		seq++
-		pending = append(pending, activities.LiveEvent{Seq: seq, At: time.Now().UnixMilli(), Event: e})
+		pending = append(pending, agentapi.LiveEvent{Seq: seq, At: time.Now().UnixMilli(), Event: e})
 		mu.Unlock()
 	})
 	close(done)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
@@ -68,8 +69,8 @@ func benchProgress(ctx context.Context, args []string) error {
 	fmt.Printf("progress: one bash call printing a 1 KB line every 100 ms for %v; watcher polls every %v\n\n",
 		*duration, agentclient.LivePollInterval)
 
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, workflows.AgentLoopWorkflow,
-		workflows.AgentLoopInput{
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, agentapi.AgentLoopWorkflow,
+		agentapi.AgentLoopInput{
 			LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "bench", ID: "progress"}, Tools: []string{"bash"}, Workspace: ws},
 			Prompt:     "Run the loop.",
 		})
@@ -80,7 +81,7 @@ func benchProgress(ctx context.Context, args []string) error {
 	if err := agentclient.Watch(ctx, e.c, run.GetID(), run.GetRunID(), agentclient.WatchOptions{Live: true, Store: benchStore()}, w.see); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	runErr := run.Get(ctx, &res)
 
 	desc, err := e.c.DescribeWorkflow(ctx, run.GetID(), run.GetRunID())
@@ -94,7 +95,7 @@ func benchProgress(ctx context.Context, args []string) error {
 	}
 	var signals, signalBytes int
 	for _, ev := range events {
-		if ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == workflows.SignalToolUpdate {
+		if ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == agentapi.SignalToolUpdate {
 			signals++
 			signalBytes += proto.Size(ev)
 		}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/durable-agents/agentloop/internal/stack"
+	"github.com/durable-agents/agentloop/internal/harness/stack"
 )
 
 // serverFigures are bench loop's concurrency figures on one server.
@@ -34,7 +34,7 @@ type serverFigures struct {
 // benchServers runs bench loop's concurrency section (lone runs of the
 // 10x4/100ms parallel scenario, then that many at once on one worker
 // process, then as many floor runs at once) on a dev server and on the
-// self-hosted stack (internal/stack: PostgreSQL and Temporal's server, as
+// self-hosted stack (internal/harness/stack: PostgreSQL and Temporal's server, as
 // docker-compose.yml configures it), one after the other, and prints the
 // figures side by side.
 func benchServers(ctx context.Context, args []string) error {

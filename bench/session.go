@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // benchSession measures the two ways a session can run each prompt's agent
@@ -57,8 +57,8 @@ func benchConfig() agent.LoopConfig {
 }
 
 func sessionInline(ctx context.Context, e *env, n int) ([]time.Duration, historySize, error) {
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, workflows.SessionWorkflow,
-		workflows.SessionInput{LoopConfig: benchConfig()})
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, agentapi.SessionWorkflow,
+		agentapi.SessionInput{LoopConfig: benchConfig()})
 	if err != nil {
 		return nil, historySize{}, err
 	}
@@ -66,8 +66,8 @@ func sessionInline(ctx context.Context, e *env, n int) ([]time.Duration, history
 	var lat []time.Duration
 	for i := 0; i < n; i++ {
 		start := time.Now()
-		var st workflows.RunStatus
-		if err := agentclient.Update(ctx, e.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: "next"}, &st); err != nil {
+		var st agentapi.RunStatus
+		if err := agentclient.Update(ctx, e.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "next"}, &st); err != nil {
 			return nil, historySize{}, err
 		}
 		wctx, cancel := context.WithCancel(ctx)
@@ -95,8 +95,8 @@ func ChildSession(ctx workflow.Context, prompts int) error {
 	for i := 0; i < prompts; i++ {
 		var text string
 		ch.Receive(ctx, &text)
-		var res workflows.AgentLoopResult
-		err := workflow.ExecuteChildWorkflow(cctx, workflows.AgentLoopWorkflow, workflows.AgentLoopInput{
+		var res agentapi.AgentLoopResult
+		err := workflow.ExecuteChildWorkflow(cctx, agentapi.AgentLoopWorkflow, agentapi.AgentLoopInput{
 			LoopConfig: benchConfig(), Messages: transcript, Prompt: text,
 		}).Get(ctx, &res)
 		if err != nil {

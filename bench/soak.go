@@ -7,10 +7,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/durable-agents/agentloop/internal/soak"
+	"github.com/durable-agents/agentloop/internal/harness/soak"
 )
 
-// benchSoak runs the chaos soak (internal/soak) on a stack of its own and
+// benchSoak runs the chaos soak (internal/harness/soak) on a stack of its own and
 // prints its report; it fails when an invariant broke.
 func benchSoak(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("soak", flag.ExitOnError)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // benchStream measures how long a model's stream delta takes from the worker
@@ -83,8 +83,8 @@ func printLatency(name string, d []time.Duration, h historySize) {
 }
 
 func streamByHeartbeat(ctx context.Context, e *env) ([]time.Duration, historySize, error) {
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, workflows.AgentLoopWorkflow,
-		workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "bench", ID: "stream"}}, Prompt: "go"})
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, agentapi.AgentLoopWorkflow,
+		agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "bench", ID: "stream"}}, Prompt: "go"})
 	if err != nil {
 		return nil, historySize{}, err
 	}
@@ -126,7 +126,7 @@ func streamBySignals(ctx context.Context, e *env) ([]time.Duration, historySize,
 		if err != nil {
 			return nil, historySize{}, err
 		}
-		var events []activities.LiveEvent
+		var events []agentapi.LiveEvent
 		if err := resp.Get(&events); err != nil {
 			return nil, historySize{}, err
 		}

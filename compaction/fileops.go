@@ -51,7 +51,7 @@ func ExtractFileOps(m agent.Message, ops *FileOps) {
 // ComputeFileLists turns ops into the sorted lists a summary ends with:
 // files only read, and files written or edited (pi's computeFileLists).
 // Sorting is JavaScript's, by UTF-16 code units.
-func ComputeFileLists(ops FileOps) Details {
+func ComputeFileLists(ops FileOps) agent.CompactionDetails {
 	modified := slices.Concat(ops.Edited, ops.Written)
 	readOnly := []string{}
 	for _, f := range ops.Read {
@@ -64,13 +64,13 @@ func ComputeFileLists(ops FileOps) Details {
 	if modified == nil {
 		modified = []string{}
 	}
-	return Details{ReadFiles: readOnly, ModifiedFiles: modified}
+	return agent.CompactionDetails{ReadFiles: readOnly, ModifiedFiles: modified}
 }
 
 // FormatFileOperations is the text appended to a summary: the lists in
 // <read-files> and <modified-files> tags, or nothing when both are empty
 // (pi's formatFileOperations).
-func FormatFileOperations(d Details) string {
+func FormatFileOperations(d agent.CompactionDetails) string {
 	var sections []string
 	if len(d.ReadFiles) > 0 {
 		sections = append(sections, "<read-files>\n"+strings.Join(d.ReadFiles, "\n")+"\n</read-files>")

@@ -18,7 +18,7 @@ func fuzzHistory(data []byte) History {
 			if h.Last != nil && first < h.Last.FirstKept {
 				first = h.Last.FirstKept
 			}
-			h.Last = &Compaction{Summary: "s", FirstKept: first, At: len(h.Messages), Details: &Details{ReadFiles: []string{"a"}}}
+			h.Last = &Compaction{Summary: "s", FirstKept: first, At: len(h.Messages), Details: &agent.CompactionDetails{ReadFiles: []string{"a"}}}
 			continue
 		}
 		text := strings.Repeat("x", int(b>>2)*7)

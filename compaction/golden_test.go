@@ -68,10 +68,10 @@ type goldenCase struct {
 			Reasoning    string          `json:"reasoning"`
 		} `json:"requests"`
 		Result *struct {
-			Summary      string  `json:"summary"`
-			FirstKept    int     `json:"firstKept"`
-			TokensBefore int     `json:"tokensBefore"`
-			Details      Details `json:"details"`
+			Summary      string                  `json:"summary"`
+			FirstKept    int                     `json:"firstKept"`
+			TokensBefore int                     `json:"tokensBefore"`
+			Details      agent.CompactionDetails `json:"details"`
 		} `json:"result"`
 		Error *string `json:"error"`
 		After *struct {

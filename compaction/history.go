@@ -35,17 +35,10 @@ type Compaction struct {
 	TokensBefore int `json:"tokensBefore"`
 	// Details carries the file lists to the next compaction. Nil when the
 	// summary came from elsewhere (pi: fromHook, or no details).
-	Details *Details `json:"details,omitempty"`
+	Details *agent.CompactionDetails `json:"details,omitempty"`
 	// Timestamp is when it was made, in milliseconds since the Unix epoch;
 	// the summary message carries it.
 	Timestamp int64 `json:"timestamp"`
-}
-
-// Details are pi's CompactionDetails: the files read (and not modified) and
-// modified in everything a summary covers, sorted.
-type Details struct {
-	ReadFiles     []string `json:"readFiles"`
-	ModifiedFiles []string `json:"modifiedFiles"`
 }
 
 // Validate reports a Last whose indexes do not fit Messages.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/conformance"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 )
 
 var updateHistories = flag.Bool("update-histories", false, "record each scenario's history into testdata/histories for the replay tests")

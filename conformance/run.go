@@ -15,6 +15,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
@@ -64,11 +65,11 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        "conformance-" + s.Name + "-" + suffix,
 		TaskQueue: taskQueue,
-	}, workflows.AgentLoopWorkflow, Input(s))
+	}, agentapi.AgentLoopWorkflow, Input(s))
 	if err != nil {
 		return Result{}, fmt.Errorf("start workflow: %w", err)
 	}
-	var out workflows.AgentLoopResult
+	var out agentapi.AgentLoopResult
 	if err := run.Get(ctx, &out); err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", run.GetID(), err)
 	}
@@ -104,12 +105,12 @@ func Store() (*store.Store, error) {
 }
 
 // Input is the workflow input for a scenario.
-func Input(s Scenario) workflows.AgentLoopInput {
+func Input(s Scenario) agentapi.AgentLoopInput {
 	prompt := "go"
 	if s.Prompt != nil {
 		prompt = *s.Prompt
 	}
-	in := workflows.AgentLoopInput{
+	in := agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			SystemPrompt:  s.SystemPrompt,
 			Model:         agent.ModelRef{Provider: ModelProvider, ID: scriptID(s)},

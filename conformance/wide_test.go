@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durable-agents/agentloop/conformance"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 )
 
 // TestWideParallelBatch runs one assistant message of 200 tool calls in

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // ModelID is the demo script's model id under llm.ScriptedProviderName.
@@ -29,8 +29,8 @@ const SystemPrompt = "You are a careful coding assistant. Work in the given work
 var Tools = []string{"read", "bash", "edit", "write", "ls", "grep", "find"}
 
 // Input is the demo run's input on a workspace PrepareWorkspace made.
-func Input(workspace string) workflows.AgentLoopInput {
-	return workflows.AgentLoopInput{
+func Input(workspace string) agentapi.AgentLoopInput {
+	return agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			SystemPrompt: SystemPrompt,
 			Model:        agent.ModelRef{Provider: llm.ScriptedProviderName, ID: ModelID},

@@ -8,7 +8,7 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
 )
 
 // An abort that comes while a model call is under way ends the turn

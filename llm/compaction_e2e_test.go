@@ -16,11 +16,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/compaction"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // windowServer is an OpenAI-compatible Chat Completions server with a
@@ -135,7 +135,7 @@ func TestSessionOnAWindowedModelNeverFails(t *testing.T) {
 		}}
 	r := newRig(t, map[string]string{"OPENAI_COMPATIBLE_BASE_URL": hs.URL + "/v1", "OPENAI_COMPATIBLE_API": "completions"}, dump)
 	run, err := r.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "window-" + randomHex(6), TaskQueue: r.queue},
-		workflows.SessionWorkflow, workflows.SessionInput{LoopConfig: agent.LoopConfig{
+		agentapi.SessionWorkflow, agentapi.SessionInput{LoopConfig: agent.LoopConfig{
 			Model: agent.ModelRef{Provider: "openai-compatible", ID: "window-model"}, Tools: []string{"dump"},
 			Compaction: &agent.CompactionConfig{ContextWindow: 32000, ReserveTokens: 8192, KeepRecentTokens: 8000},
 		}})
@@ -176,7 +176,7 @@ func TestSessionOnAWindowedModelNeverFails(t *testing.T) {
 	const prompts = 200
 	for i := range prompts {
 		p := fmt.Sprintf("prompt %d", i)
-		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: p}, nil))
+		require.NoError(t, agentclient.Update(ctx, r.c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: p}, nil))
 		select {
 		case e := <-ended:
 			last := e.Messages[len(e.Messages)-1]

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")

@@ -1,7 +1,7 @@
 package llm_test
 
 // End-to-end tests of the real providers inside the real AgentLoop workflow:
-// a worker on the shared test server (internal/testenv) with providers
+// a worker on the shared test server (internal/harness/testenv) with providers
 // registered by llm.RegisterFromEnv, whose official SDKs talk to a local
 // httptest server speaking each provider's streaming wire format (the
 // fixtures in testdata, shared with the provider tests). They prove what a
@@ -34,10 +34,11 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -211,7 +212,7 @@ func newRig(t *testing.T, vars map[string]string, ts ...tools.Tool) *rig {
 	return r
 }
 
-func (r *rig) start(in workflows.AgentLoopInput) client.WorkflowRun {
+func (r *rig) start(in agentapi.AgentLoopInput) client.WorkflowRun {
 	r.t.Helper()
 	run, err := agentclient.Start(context.Background(), r.c, "llm-e2e-"+randomHex(6), r.queue, in)
 	require.NoError(r.t, err)
@@ -219,16 +220,16 @@ func (r *rig) start(in workflows.AgentLoopInput) client.WorkflowRun {
 }
 
 // result waits for a run, which must complete (not fail).
-func (r *rig) result(run client.WorkflowRun) workflows.AgentLoopResult {
+func (r *rig) result(run client.WorkflowRun) agentapi.AgentLoopResult {
 	r.t.Helper()
 	return testenv.Result(r.t, run, 80*time.Second)
 }
 
-func (r *rig) state(run client.WorkflowRun) workflows.RunState {
+func (r *rig) state(run client.WorkflowRun) agentapi.RunState {
 	r.t.Helper()
-	resp, err := r.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryState)
+	resp, err := r.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), agentapi.QueryState)
 	require.NoError(r.t, err)
-	var st workflows.RunState
+	var st agentapi.RunState
 	require.NoError(r.t, resp.Get(&st))
 	return st
 }
@@ -367,18 +368,18 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func input(model, prompt string, toolNames ...string) workflows.AgentLoopInput {
+func input(model, prompt string, toolNames ...string) agentapi.AgentLoopInput {
 	ref, err := agent.ParseModelRef(model)
 	if err != nil {
 		panic(err)
 	}
-	return workflows.AgentLoopInput{
+	return agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{Model: ref, Tools: toolNames, SystemPrompt: "You answer weather questions."},
 		Prompt:     prompt,
 	}
 }
 
-func lastMessage(res workflows.AgentLoopResult) agent.Message {
+func lastMessage(res agentapi.AgentLoopResult) agent.Message {
 	return res.Messages[len(res.Messages)-1]
 }
 
@@ -444,7 +445,7 @@ func requireUsage(t *testing.T, what string, want, got agent.Usage) {
 
 // everywhere is every place a run's data is kept on the server or handed to
 // a client: the raw history, its JSON, the result and the state Query.
-func everywhere(t *testing.T, r *rig, run client.WorkflowRun, res workflows.AgentLoopResult) string {
+func everywhere(t *testing.T, r *rig, run client.WorkflowRun, res agentapi.AgentLoopResult) string {
 	t.Helper()
 	h := r.history(run)
 	raw, err := proto.Marshal(h)

@@ -31,7 +31,7 @@ temporal_cli() {
 VERSITYGW_MODULE="github.com/versity/versitygw/cmd/versitygw@v1.8.0"
 
 # The S3-compatible server the content store's tests run against
-# (internal/s3server).
+# (internal/harness/s3server).
 versitygw_bin() {
   if [ -n "${VERSITYGW:-}" ] && [ -x "$VERSITYGW" ]; then
     echo "$VERSITYGW"; return
@@ -80,10 +80,10 @@ port_open() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# The self-hosted stack (scripts/stack, internal/stack): Temporal's server
+# The self-hosted stack (scripts/stack, internal/harness/stack): Temporal's server
 # and its schema tool, and the Web UI's server, built from source into
 # directories of their own under GOBIN (both modules name their binary
-# "server"); internal/stack's constants name the same (a test keeps them
+# "server"); internal/harness/stack's constants name the same (a test keeps them
 # equal).
 TEMPORAL_SERVER_MODULES="go.temporal.io/server/cmd/server@v1.29.1 go.temporal.io/server/cmd/tools/sql@v1.29.1"
 TEMPORAL_SERVER_DIR_NAME="temporal-server-1.29.1"
@@ -211,7 +211,7 @@ ensure_node_client() {
 # telemetry tests and `scripts/demo --traces`. Jaeger's go.mod has replace
 # directives, so `go install pkg@version` refuses it: a throwaway module
 # adds it as a tool (go get -tool) and builds it into GOBIN/jaeger-1.75.0
-# (internal/jaeger looks there). It serves tests and the demo, a few
+# (internal/harness/jaeger looks there). It serves tests and the demo, a few
 # traces each, so it is built without optimizations or symbols: 7 instead
 # of 11 CPU-minutes, about 4 minutes on an idle 2-core machine.
 JAEGER_MODULE="github.com/jaegertracing/jaeger/cmd/jaeger@v1.75.0"

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/durable-agents/agentloop/internal/cli"
+	"github.com/durable-agents/agentloop/starter/cli"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
 )
 
 // Two namespaces with the same workflow id keep their content apart: a

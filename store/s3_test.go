@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/codec"
-	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
 )
 
 // s3Open opens the server's spec as a worker would: the credentials come

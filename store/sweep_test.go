@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
 )
 
 // age sets the modification time of every file of a scope's directory.

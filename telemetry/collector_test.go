@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/durable-agents/agentloop/demo"
-	"github.com/durable-agents/agentloop/internal/jaeger"
-	"github.com/durable-agents/agentloop/internal/otlpsink"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/jaeger"
+	"github.com/durable-agents/agentloop/internal/harness/otlpsink"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/telemetry"
 )
 

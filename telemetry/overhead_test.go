@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-agents/agentloop/internal/jaeger"
+	"github.com/durable-agents/agentloop/internal/harness/jaeger"
 	"github.com/durable-agents/agentloop/telemetry"
 )
 

@@ -16,9 +16,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/tools"
@@ -80,7 +81,7 @@ func (r *rig) runDemo(t *testing.T) client.WorkflowRun {
 	in := demo.Input(ws)
 	run, err := r.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID: "otel-" + testenv.Suffix(), TaskQueue: r.queue,
-	}, workflows.AgentLoopWorkflow, in)
+	}, agentapi.AgentLoopWorkflow, in)
 	require.NoError(t, err)
 	res := testenv.Result(t, run, 2*time.Minute)
 	require.NotEmpty(t, res.Messages)

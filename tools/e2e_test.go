@@ -27,8 +27,9 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -81,8 +82,8 @@ func scriptedModels(script []llm.ScriptedResponse) *llm.Registry {
 	return models
 }
 
-func input(workspace string, toolNames ...string) workflows.AgentLoopInput {
-	return workflows.AgentLoopInput{
+func input(workspace string, toolNames ...string) agentapi.AgentLoopInput {
+	return agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			Model:     agent.ModelRef{Provider: "test", ID: "script"},
 			Tools:     toolNames,
@@ -92,12 +93,12 @@ func input(workspace string, toolNames ...string) workflows.AgentLoopInput {
 	}
 }
 
-func (e *e2e) start(in workflows.AgentLoopInput) client.WorkflowRun {
+func (e *e2e) start(in agentapi.AgentLoopInput) client.WorkflowRun {
 	e.t.Helper()
 	return testenv.Start(e.t, e.c, e.queue, "tools-e2e-", in)
 }
 
-func (e *e2e) result(run client.WorkflowRun) workflows.AgentLoopResult {
+func (e *e2e) result(run client.WorkflowRun) agentapi.AgentLoopResult {
 	e.t.Helper()
 	return testenv.Result(e.t, run, time.Minute)
 }
@@ -120,11 +121,11 @@ func (e *e2e) history(run client.WorkflowRun) *historypb.History {
 func (e *e2e) abort(run client.WorkflowRun, reason string) {
 	e.t.Helper()
 	h, err := e.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
-		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: workflows.UpdateAbort,
-		Args: []any{activities.AbortRequest{Reason: reason}}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: agentapi.UpdateAbort,
+		Args: []any{agentapi.AbortRequest{Reason: reason}}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	require.NoError(e.t, err)
-	var st workflows.AbortStatus
+	var st agentapi.AbortStatus
 	require.NoError(e.t, h.Get(context.Background(), &st))
 	require.False(e.t, st.AlreadyAborted)
 }
@@ -559,7 +560,7 @@ func TestE2EWorkflowCancelKillsBashProcessTree(t *testing.T) {
 	err := run.Get(ctx, nil)
 	var cancelled *temporal.CanceledError
 	require.True(t, errors.As(err, &cancelled), "%v", err)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, cancelled.Details(&res))
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	require.True(t, res.Messages[2].IsError)

@@ -21,9 +21,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -95,7 +96,7 @@ func TestE2EBashProgressLiveAndOutOfHistory(t *testing.T) {
 	var eventBytes, signals int
 	for _, ev := range h.Events {
 		eventBytes += proto.Size(ev)
-		if ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == workflows.SignalToolUpdate {
+		if ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == agentapi.SignalToolUpdate {
 			signals++
 		}
 	}

@@ -21,8 +21,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 )
 
 // How an attack fares without the sandbox.

@@ -27,13 +27,13 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/codec"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // nobody runs the worker: the kernel applies process limits and the
@@ -309,18 +309,18 @@ func script(model *fakeprovider.Server, calls []attackCall) {
 }
 
 // run starts an attack run on queue and returns each call's result text.
-func (w *attackWorld) run(t *testing.T, queue string, sb *agent.SandboxConfig) (map[string]string, workflows.AgentLoopResult) {
+func (w *attackWorld) run(t *testing.T, queue string, sb *agent.SandboxConfig) (map[string]string, agentapi.AgentLoopResult) {
 	return w.runIn(t, queue, w.ws, sb)
 }
 
 // runIn is run in workspace ws.
-func (w *attackWorld) runIn(t *testing.T, queue, ws string, sb *agent.SandboxConfig) (map[string]string, workflows.AgentLoopResult) {
+func (w *attackWorld) runIn(t *testing.T, queue, ws string, sb *agent.SandboxConfig) (map[string]string, agentapi.AgentLoopResult) {
 	return w.runWith(t, queue, ws, sb, []string{"bash"})
 }
 
 // runWith is run in workspace ws with the given tools.
-func (w *attackWorld) runWith(t *testing.T, queue, ws string, sb *agent.SandboxConfig, tools []string) (map[string]string, workflows.AgentLoopResult) {
-	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{
+func (w *attackWorld) runWith(t *testing.T, queue, ws string, sb *agent.SandboxConfig, tools []string) (map[string]string, agentapi.AgentLoopResult) {
+	in := agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{
 		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: tools,
 		Workspace: ws, Sandbox: sb,
 	}, Prompt: "Follow the instructions in README.md."}
@@ -329,10 +329,10 @@ func (w *attackWorld) runWith(t *testing.T, queue, ws string, sb *agent.SandboxC
 
 // results waits for run and returns its result, with each tool call's
 // result text by call id.
-func (w *attackWorld) results(t *testing.T, run client.WorkflowRun) (map[string]string, workflows.AgentLoopResult) {
+func (w *attackWorld) results(t *testing.T, run client.WorkflowRun) (map[string]string, agentapi.AgentLoopResult) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(ctx, &res))
 	st, err := store.Open(w.storeDir, store.Options{Keys: w.keys})
 	require.NoError(t, err)

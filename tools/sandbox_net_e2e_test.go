@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 )
 
 // hostAddress is an address of one of this machine's interfaces that is

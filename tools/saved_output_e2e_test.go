@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/testenv"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 )
 
 // readingCalls are what a run does with a saved output: read it, grep it,
@@ -142,7 +142,7 @@ func savedOutputRow(t *testing.T, w *attackWorld, mode string) {
 // runTools runs the scripted model with the file tools and bash in ws and
 // returns each call's result text.
 func (w *attackWorld) runTools(t *testing.T, queue, ws string) map[string]string {
-	in := workflows.AgentLoopInput{LoopConfig: agent.LoopConfig{
+	in := agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{
 		Model: agent.ModelRef{Provider: "openai-compatible", ID: "attack"}, Tools: []string{"bash", "read", "grep", "ls", "find"},
 		Workspace: ws,
 	}, Prompt: "Look at the output."}

@@ -18,13 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/fakeprovider"
-	"github.com/durable-agents/agentloop/internal/s3server"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/workflows"
@@ -85,7 +85,7 @@ func TestDeployChangedMessageJSON(t *testing.T) {
 			if !versioned {
 				w.args = []string{"-versioning=false"}
 			}
-			s := sessionClient{t: t, c: c, id: id, queue: queue, in: workflows.SessionInput{
+			s := sessionClient{t: t, c: c, id: id, queue: queue, in: agentapi.SessionInput{
 				LoopConfig: agent.LoopConfig{
 					Model:        agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "fake"},
 					SystemPrompt: "You take notes.",
@@ -124,7 +124,7 @@ type sessionClient struct {
 	t         *testing.T
 	c         client.Client
 	id, queue string
-	in        workflows.SessionInput
+	in        agentapi.SessionInput
 	started   bool
 }
 
@@ -134,14 +134,14 @@ func (s *sessionClient) requireAnswered(k int) {
 	t := s.t
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	prompt := workflows.PromptRequest{Text: fmt.Sprintf("Note %d.", k)}
-	var st workflows.RunStatus
+	prompt := agentapi.PromptRequest{Text: fmt.Sprintf("Note %d.", k)}
+	var st agentapi.RunStatus
 	var err error
 	if !s.started {
 		_, st, err = agentclient.StartSession(ctx, s.c, s.id, s.queue, s.in, &prompt, agentclient.UpdateOptions{})
 		s.started = true
 	} else {
-		err = agentclient.Update(ctx, s.c, s.id, workflows.UpdatePrompt, prompt, &st)
+		err = agentclient.Update(ctx, s.c, s.id, agentapi.UpdatePrompt, prompt, &st)
 	}
 	require.NoError(t, err, "prompt %d", k)
 	var answer agent.Message
@@ -164,9 +164,9 @@ func (s *sessionClient) requireAnswered(k int) {
 
 // segments returns the segments holding the session's stored transcript.
 func (s *sessionClient) segments() []agent.Segment {
-	resp, err := s.c.QueryWorkflow(context.Background(), s.id, "", workflows.QueryContext, activities.ContextQuery{})
+	resp, err := s.c.QueryWorkflow(context.Background(), s.id, "", agentapi.QueryContext, agentapi.ContextQuery{})
 	require.NoError(s.t, err)
-	var page activities.ContextPage
+	var page agentapi.ContextPage
 	require.NoError(s.t, resp.Get(&page))
 	return page.Segments
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/demo"
 	"github.com/durable-agents/agentloop/hooks"
@@ -39,7 +40,7 @@ func main() {
 	fdErr := sandbox.CloseInheritedOnExec()
 	address := flag.String("address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
 	namespace := flag.String("namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
-	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue for workflows and activities")
+	taskQueue := flag.String("task-queue", agentapi.TaskQueue, "task queue for workflows and activities")
 	toolQueue := flag.String("tool-queue", "", "also run tools from this task queue (pin a run's tools to this machine with toolTaskQueue)")
 	hostAffinity := flag.Bool("host-affinity", true, "serve this host's own task queue (-host-queue) and send the workspace tools of runs this worker resolves there, unless a run names a toolTaskQueue")
 	hostIDFlag := flag.String("host-id", os.Getenv("AGENTLOOP_HOST_ID"), "this host's identity, which names its host queue <task-queue>-host-<id>: keep it stable across restarts of the host, e.g. a StatefulSet pod's name (default $AGENTLOOP_HOST_ID, else an id made up on the first start and kept in host-id beside the tool journal)")
@@ -136,7 +137,7 @@ func main() {
 		}
 		*hostIDFlag, hostIDFrom = id, from
 		if *hostQueue == "" {
-			*hostQueue = workflows.HostQueue(*taskQueue, id)
+			*hostQueue = agentapi.HostQueue(*taskQueue, id)
 		}
 		acts.HostQueue = *hostQueue
 		acts.HostStartTimeout = *hostStart

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // maxReasonBytes bounds a deny reason: it becomes the call's result.
@@ -57,7 +58,7 @@ func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, key cal
 // awaitApprovals waits until every named call is decided: by a person, by
 // its deadline, or by an abort. Decisions are emitted in call order.
 func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
-	l.setStatus(ctx, statusWaitingApproval)
+	l.setStatus(ctx, agentapi.StatusWaitingApproval)
 	var timer workflow.Future
 	cancelTimer := func() {}
 	for {
@@ -101,7 +102,7 @@ func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: k.id, ToolName: a.call.Name,
 			Approval: &agent.ApprovalInfo{Decision: a.decision, Reason: a.message, Position: a.position(k)}})
 	}
-	l.setStatus(ctx, statusRunning)
+	l.setStatus(ctx, agentapi.StatusRunning)
 }
 
 // takeApproval removes a decided call's wait and returns the immediate
@@ -127,7 +128,7 @@ func (l *loop) takeApproval(key callKey) (denied bool, result agent.ToolResult) 
 }
 
 // decide applies a person's decision; the validator has checked it.
-func (l *loop) decide(r ApproveRequest) {
+func (l *loop) decide(r agentapi.ApproveRequest) {
 	a := l.approvals[l.approvalFor(r)]
 	a.decision, a.message = r.Decision, r.Reason
 	if r.Decision == agent.ApprovalAlways {
@@ -142,7 +143,7 @@ func (l *loop) decide(r ApproveRequest) {
 }
 
 // checkApproval validates an approve Update.
-func (l *loop) checkApproval(r ApproveRequest) error {
+func (l *loop) checkApproval(r agentapi.ApproveRequest) error {
 	switch r.Decision {
 	case agent.ApprovalAllow, agent.ApprovalDeny, agent.ApprovalAlways:
 	default:
@@ -178,7 +179,7 @@ func (l *loop) checkApproval(r ApproveRequest) error {
 // it gives one and calls of the message share the id, else the first
 // undecided wait with the id (the only one, once checkApproval passed),
 // else the first with the id.
-func (l *loop) approvalFor(r ApproveRequest) callKey {
+func (l *loop) approvalFor(r agentapi.ApproveRequest) callKey {
 	var first *callKey
 	for i, k := range l.approvalOrder {
 		if k.id != r.ToolCallID {
@@ -233,14 +234,14 @@ func (l *loop) waitingList() string {
 }
 
 // pendingApprovals lists the undecided waits in request order.
-func (l *loop) pendingApprovals() []PendingApproval {
-	out := []PendingApproval{}
+func (l *loop) pendingApprovals() []agentapi.PendingApproval {
+	out := []agentapi.PendingApproval{}
 	for _, k := range l.approvalOrder {
 		a := l.approvals[k]
 		if a.decision != "" {
 			continue
 		}
-		p := PendingApproval{ToolCallID: k.id, ToolName: a.call.Name, Args: a.call.Arguments, Reason: a.reason, Position: a.position(k)}
+		p := agentapi.PendingApproval{ToolCallID: k.id, ToolName: a.call.Name, Args: a.call.Arguments, Reason: a.reason, Position: a.position(k)}
 		if !a.deadline.IsZero() {
 			p.Deadline = a.deadline.UnixMilli()
 		}

@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // recorder is a set of tools that note which calls ran.
@@ -43,8 +43,8 @@ func bashCall(id, command string) agent.Content {
 func approve(t *testing.T, h *harness, run client.WorkflowRun, id, decision, reason string) error {
 	t.Helper()
 	u, err := h.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
-		WorkflowID: run.GetID(), UpdateName: workflows.UpdateApprove, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{workflows.ApproveRequest{ToolCallID: id, Decision: decision, Reason: reason}},
+		WorkflowID: run.GetID(), UpdateName: agentapi.UpdateApprove, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{agentapi.ApproveRequest{ToolCallID: id, Decision: decision, Reason: reason}},
 	})
 	if err != nil {
 		return err
@@ -52,8 +52,8 @@ func approve(t *testing.T, h *harness, run client.WorkflowRun, id, decision, rea
 	return u.Get(context.Background(), nil)
 }
 
-func waitApprovals(h *harness, run client.WorkflowRun, n int) workflows.RunState {
-	return h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingApprovals) == n })
+func waitApprovals(h *harness, run client.WorkflowRun, n int) agentapi.RunState {
+	return h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == n })
 }
 
 // In parallel mode every call that needs a person asks during preparation,

@@ -9,14 +9,14 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
-func approveAt(h *harness, run client.WorkflowRun, r workflows.ApproveRequest) error {
+func approveAt(h *harness, run client.WorkflowRun, r agentapi.ApproveRequest) error {
 	u, err := h.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
-		WorkflowID: run.GetID(), UpdateName: workflows.UpdateApprove, WaitForStage: client.WorkflowUpdateStageCompleted,
+		WorkflowID: run.GetID(), UpdateName: agentapi.UpdateApprove, WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args: []any{r},
 	})
 	if err != nil {
@@ -58,15 +58,15 @@ func TestApprovalsSharedIDs(t *testing.T) {
 		pending = append(pending, p.ToolCallID+"@"+string(rune('0'+p.Position)))
 	}
 	require.Equal(t, []string{"c1@1", "c1@2", "c2@0"}, pending)
-	require.ErrorContains(t, approveAt(h, run, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"}),
+	require.ErrorContains(t, approveAt(h, run, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"}),
 		`tool calls at positions [1 2] share the id "c1": say which with its position`)
-	require.ErrorContains(t, approveAt(h, run, workflows.ApproveRequest{ToolCallID: "c1", Position: 3, Decision: "allow"}),
+	require.ErrorContains(t, approveAt(h, run, agentapi.ApproveRequest{ToolCallID: "c1", Position: 3, Decision: "allow"}),
 		`tool call "c1" at position 3 is not waiting for approval; waiting: ["c1" at position 1 "c1" at position 2 "c2"]`)
-	require.NoError(t, approveAt(h, run, workflows.ApproveRequest{ToolCallID: "c1", Position: 2, Decision: "deny", Reason: "not b"}))
+	require.NoError(t, approveAt(h, run, agentapi.ApproveRequest{ToolCallID: "c1", Position: 2, Decision: "deny", Reason: "not b"}))
 	waitApprovals(h, run, 2)
 	// The one c1 left waiting is found by its id alone; c2 as always.
-	require.NoError(t, approveAt(h, run, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"}))
-	require.NoError(t, approveAt(h, run, workflows.ApproveRequest{ToolCallID: "c2", Decision: "allow"}))
+	require.NoError(t, approveAt(h, run, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"}))
+	require.NoError(t, approveAt(h, run, agentapi.ApproveRequest{ToolCallID: "c2", Decision: "allow"}))
 	res := h.result(run)
 
 	require.ElementsMatch(t, []string{"c1:a", "c2:c"}, ran, "b was denied, a and c allowed")

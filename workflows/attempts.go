@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // A tool call runs once in pi. Here its execute activity may run again: a
@@ -27,7 +27,7 @@ const (
 
 // keepsAttempt applies that rule to a message a tool queued and says
 // whether to keep it.
-func (l *loop) keepsAttempt(q activities.ToolQueue) bool {
+func (l *loop) keepsAttempt(q agentapi.ToolQueue) bool {
 	if q.Attempt == 0 || q.ToolCallID == "" {
 		return true
 	}

@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // retriedQueuer is a tool whose first attempt queues a steering message and
@@ -74,7 +74,7 @@ func TestRetriedCallKeepsItsLatestAttemptsMessages(t *testing.T) {
 			personErr := make(chan error, 1)
 			q := &retriedQueuer{attempts: map[string]int{}, second: make(chan struct{}), late: make(chan error, 1)}
 			q.between = func() {
-				_, err := update(t, h.c, run, workflows.UpdateSteer, map[string]any{"content": "steer from a person"})
+				_, err := update(t, h.c, run, agentapi.UpdateSteer, map[string]any{"content": "steer from a person"})
 				personErr <- err
 			}
 			sibling := tool("sibling", func(ctx context.Context, c tools.Call) (agent.ToolResult, error) {

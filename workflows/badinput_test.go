@@ -30,11 +30,11 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // badPayloadLimit is Temporal's default blob size limit (limit.blobSize.error).
@@ -85,7 +85,7 @@ func badGuardedHarness(t *testing.T, c client.Client, ran *atomic.Int32) *harnes
 	return newHarnessOn(t, c, script, guarded)
 }
 
-func badRoles(res workflows.AgentLoopResult) []string {
+func badRoles(res agentapi.AgentLoopResult) []string {
 	var out []string
 	for _, m := range res.Messages {
 		out = append(out, m.Role+":"+agent.TextOf(m.Content))
@@ -104,7 +104,7 @@ func TestBadInputOversizedWorkflowInput(t *testing.T) {
 	t.Run("3 MB prompt", func(t *testing.T) {
 		id := "test-" + testenv.Suffix()
 		_, err := h.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.queue},
-			workflows.AgentLoopWorkflow, h.input(strings.Repeat("x", 3<<20)))
+			agentapi.AgentLoopWorkflow, h.input(strings.Repeat("x", 3<<20)))
 		require.Error(t, err, "a 3 MB start must be refused")
 		t.Logf("refused: %v", err)
 		require.Regexp(t, `(?i)size|limit|too large|exceeds`, err.Error(), "the refusal says why")
@@ -217,7 +217,7 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				id := "cli-" + testenv.Suffix()
-				out, err := badCLI(t, cli, addr, "workflow", "start", "--type", workflows.AgentLoopWorkflow,
+				out, err := badCLI(t, cli, addr, "workflow", "start", "--type", agentapi.AgentLoopWorkflow,
 					"--task-queue", h.queue, "--workflow-id", id, "--input", tc.input)
 				if tc.cliRefuses {
 					require.Error(t, err, "the CLI took %q:\n%s", tc.input, out)
@@ -237,7 +237,7 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 				var appErr *temporal.ApplicationError
 				require.True(t, errors.As(err, &appErr), "%T %v", err, err)
 				if tc.invalid {
-					require.Equal(t, workflows.ErrInvalidInput, appErr.Type())
+					require.Equal(t, agentapi.ErrInvalidInput, appErr.Type())
 				}
 				requireNoFailedTasks(t, c, run)
 				events := badHistory(t, c, run)
@@ -255,48 +255,48 @@ func TestBadInputFromTheTemporalCLI(t *testing.T) {
 		id := run.GetID()
 		before := len(badHistory(t, c, run))
 		refused := []struct{ name, input, want string }{
-			{workflows.UpdateSteer, `{"content":""}`, "message is empty"},
-			{workflows.UpdateSteer, `{"role":"assistant","content":"hi"}`, `queued messages must have role user`},
-			{workflows.UpdateFollowUp, `{"content":[{"type":"video"}]}`, `unknown content block type`},
-			{workflows.UpdateFollowUp, `"just a string"`, "cannot unmarshal"},
-			{workflows.UpdateApprove, `{"toolCallId":"nope","decision":"allow"}`, `is not waiting for approval`},
-			{workflows.UpdateApprove, `{"toolCallId":"c1","decision":"perhaps"}`, "want allow, deny or always"},
+			{agentapi.UpdateSteer, `{"content":""}`, "message is empty"},
+			{agentapi.UpdateSteer, `{"role":"assistant","content":"hi"}`, `queued messages must have role user`},
+			{agentapi.UpdateFollowUp, `{"content":[{"type":"video"}]}`, `unknown content block type`},
+			{agentapi.UpdateFollowUp, `"just a string"`, "cannot unmarshal"},
+			{agentapi.UpdateApprove, `{"toolCallId":"nope","decision":"allow"}`, `is not waiting for approval`},
+			{agentapi.UpdateApprove, `{"toolCallId":"c1","decision":"perhaps"}`, "want allow, deny or always"},
 		}
 		for _, r := range refused {
 			out, err := badCLI(t, cli, addr, "workflow", "update", "execute", "--workflow-id", id, "--name", r.name, "--input", r.input)
 			require.Error(t, err, "%s %s was accepted:\n%s", r.name, r.input, out)
 			require.Contains(t, out, r.want)
 		}
-		out, err := badCLI(t, cli, addr, "workflow", "update", "execute", "--workflow-id", id, "--name", workflows.UpdateSteer, "--input", "not json")
+		out, err := badCLI(t, cli, addr, "workflow", "update", "execute", "--workflow-id", id, "--name", agentapi.UpdateSteer, "--input", "not json")
 		require.Error(t, err, out)
 		require.Contains(t, out, "not valid JSON")
 		require.Equal(t, before, len(badHistory(t, c, run)), "refused Updates left nothing in history")
 
 		for _, s := range []struct{ name, input string }{
-			{workflows.SignalSteer, `"just a string"`},
-			{workflows.SignalSteer, `{"content":[{"type":"video"}]}`},
-			{workflows.SignalFollowUp, `{"role":"assistant","content":"x"}`},
-			{workflows.SignalFollowUp, `{"content":""}`},
-			{workflows.SignalApprove, `{"toolCallId":"nope","decision":"allow"}`},
-			{workflows.SignalApprove, `{"toolCallId":"c1","decision":"perhaps"}`},
-			{workflows.SignalApprove, `[1,2]`},
+			{agentapi.SignalSteer, `"just a string"`},
+			{agentapi.SignalSteer, `{"content":[{"type":"video"}]}`},
+			{agentapi.SignalFollowUp, `{"role":"assistant","content":"x"}`},
+			{agentapi.SignalFollowUp, `{"content":""}`},
+			{agentapi.SignalApprove, `{"toolCallId":"nope","decision":"allow"}`},
+			{agentapi.SignalApprove, `{"toolCallId":"c1","decision":"perhaps"}`},
+			{agentapi.SignalApprove, `[1,2]`},
 		} {
 			out, err := badCLI(t, cli, addr, "workflow", "signal", "--workflow-id", id, "--name", s.name, "--input", s.input)
 			require.NoError(t, err, out)
 		}
-		out, err = badCLI(t, cli, addr, "workflow", "signal", "--workflow-id", id, "--name", workflows.SignalSteer, "--input", `{"content":"by signal"}`)
+		out, err = badCLI(t, cli, addr, "workflow", "signal", "--workflow-id", id, "--name", agentapi.SignalSteer, "--input", `{"content":"by signal"}`)
 		require.NoError(t, err, out)
-		st := h.waitState(run, func(s workflows.RunState) bool { return len(s.Steering) == 1 })
+		st := h.waitState(run, func(s agentapi.RunState) bool { return len(s.Steering) == 1 })
 		require.Equal(t, "by signal", agent.TextOf(st.Steering[0].Content), "the bad signals were dropped")
 		require.Len(t, st.PendingApprovals, 1, "no bad approve decided the call")
 		require.Zero(t, ran.Load())
 
-		out, err = badCLI(t, cli, addr, "workflow", "update", "execute", "--workflow-id", id, "--name", workflows.UpdateApprove,
+		out, err = badCLI(t, cli, addr, "workflow", "update", "execute", "--workflow-id", id, "--name", agentapi.UpdateApprove,
 			"--input", `{"toolCallId":"c1","decision":"allow"}`)
 		require.NoError(t, err, out)
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		var res workflows.AgentLoopResult
+		var res agentapi.AgentLoopResult
 		require.NoError(t, run.Get(wctx, &res))
 		require.Equal(t, []string{"user:go", "assistant:", "toolResult:guarded ran", "user:by signal", "assistant:done"}, badRoles(res))
 		requireNoFailedTasks(t, c, run)
@@ -329,7 +329,7 @@ func badMessages() []struct {
 		{"role toolResult", map[string]any{"role": "toolResult", "content": "hi"}, `role user, not "toolResult"`},
 		{"a string", "just a string", "cannot unmarshal"},
 		{"an array", []any{1, 2, 3}, "cannot unmarshal"},
-		{"over MaxQueuedMessageBytes", agent.UserText(strings.Repeat("x", workflows.MaxQueuedMessageBytes), 0), "the limit is"},
+		{"over MaxQueuedMessageBytes", agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
 	}
 }
 
@@ -350,7 +350,7 @@ func TestBadInputUpdatesAreRefused(t *testing.T) {
 		}
 	})
 
-	for _, name := range []string{workflows.UpdateSteer, workflows.UpdateFollowUp} {
+	for _, name := range []string{agentapi.UpdateSteer, agentapi.UpdateFollowUp} {
 		for _, m := range badMessages() {
 			t.Run(name+"/"+m.name, func(t *testing.T) {
 				_, err := update(t, h.c, run, name, m.arg)
@@ -369,8 +369,8 @@ func TestBadInputUpdatesAreRefused(t *testing.T) {
 		arg  any
 		want string
 	}{
-		{"unknown tool call id", workflows.ApproveRequest{ToolCallID: "nope", Decision: "allow"}, `tool call "nope" is not waiting for approval; waiting: ["c1"]`},
-		{"bad decision", workflows.ApproveRequest{ToolCallID: "c1", Decision: "perhaps"}, `decision "perhaps": want allow, deny or always`},
+		{"unknown tool call id", agentapi.ApproveRequest{ToolCallID: "nope", Decision: "allow"}, `tool call "nope" is not waiting for approval; waiting: ["c1"]`},
+		{"bad decision", agentapi.ApproveRequest{ToolCallID: "c1", Decision: "perhaps"}, `decision "perhaps": want allow, deny or always`},
 		{"missing decision", map[string]any{"toolCallId": "c1"}, `decision "": want allow, deny or always`},
 		{"missing tool call id", map[string]any{"decision": "allow"}, `tool call "" is not waiting for approval`},
 		{"empty object", map[string]any{}, `decision "": want allow, deny or always`},
@@ -380,7 +380,7 @@ func TestBadInputUpdatesAreRefused(t *testing.T) {
 	}
 	for _, a := range approves {
 		t.Run("approve/"+a.name, func(t *testing.T) {
-			_, err := update(t, h.c, run, workflows.UpdateApprove, a.arg)
+			_, err := update(t, h.c, run, agentapi.UpdateApprove, a.arg)
 			require.Error(t, err, "accepted")
 			require.Contains(t, err.Error(), a.want)
 		})
@@ -390,10 +390,10 @@ func TestBadInputUpdatesAreRefused(t *testing.T) {
 	})
 	require.Zero(t, ran.Load(), "nothing decided the waiting call")
 
-	st, err := update(t, h.c, run, workflows.UpdateSteer, map[string]any{"content": "still here"})
+	st, err := update(t, h.c, run, agentapi.UpdateSteer, map[string]any{"content": "still here"})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Queued)
-	_, err = update(t, h.c, run, workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
+	_, err = update(t, h.c, run, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
 	require.NoError(t, err)
 	res := h.result(run)
 	require.Equal(t, []string{"user:go", "assistant:", "toolResult:guarded ran", "user:still here", "assistant:done"}, badRoles(res))
@@ -407,8 +407,8 @@ func TestBadInputOversizedApproveReason(t *testing.T) {
 	h := badGuardedHarness(t, nil, &ran)
 	run := badGuarded(t, h)
 	before := len(badHistory(t, h.c, run))
-	_, err := update(t, h.c, run, workflows.UpdateApprove, workflows.ApproveRequest{
-		ToolCallID: "c1", Decision: "deny", Reason: strings.Repeat("no ", workflows.MaxQueuedMessageBytes/3+1000)})
+	_, err := update(t, h.c, run, agentapi.UpdateApprove, agentapi.ApproveRequest{
+		ToolCallID: "c1", Decision: "deny", Reason: strings.Repeat("no ", agentapi.MaxQueuedMessageBytes/3+1000)})
 	if err == nil {
 		// Accepted: the run must still end cleanly; the reason went to
 		// the model as the tool result.
@@ -418,11 +418,11 @@ func TestBadInputOversizedApproveReason(t *testing.T) {
 		last := h.requests[len(h.requests)-1].Messages
 		h.mu.Unlock()
 		t.Fatalf("(workflows/approval.go checkApproval): a %d-byte deny reason was accepted; it became a %d-byte tool result (the run's result omits %d messages to stay under the limit); want it refused like a queued message over MaxQueuedMessageBytes",
-			len(strings.Repeat("no ", workflows.MaxQueuedMessageBytes/3+1000)), len(agent.TextOf(last[len(last)-1].Content)), res.OmittedMessages)
+			len(strings.Repeat("no ", agentapi.MaxQueuedMessageBytes/3+1000)), len(agent.TextOf(last[len(last)-1].Content)), res.OmittedMessages)
 	}
 	require.Contains(t, err.Error(), "limit")
 	require.Equal(t, before, len(badHistory(t, h.c, run)))
-	_, err = update(t, h.c, run, workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
+	_, err = update(t, h.c, run, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
 	require.NoError(t, err)
 	h.result(run)
 	requireNoFailedTasks(t, h.c, run)
@@ -441,32 +441,32 @@ func TestBadInputSignalsAreDropped(t *testing.T) {
 		require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), name, arg))
 		sent++
 	}
-	for _, name := range []string{workflows.SignalSteer, workflows.SignalFollowUp} {
+	for _, name := range []string{agentapi.SignalSteer, agentapi.SignalFollowUp} {
 		for _, m := range badMessages() {
 			signal(name, m.arg)
 		}
 	}
 	for _, a := range []any{
-		workflows.ApproveRequest{ToolCallID: "nope", Decision: "allow"},
-		workflows.ApproveRequest{ToolCallID: "c1", Decision: "perhaps"},
+		agentapi.ApproveRequest{ToolCallID: "nope", Decision: "allow"},
+		agentapi.ApproveRequest{ToolCallID: "c1", Decision: "perhaps"},
 		map[string]any{"toolCallId": 5, "decision": "allow"},
 		map[string]any{},
 		nil,
 		"allow",
 	} {
-		signal(workflows.SignalApprove, a)
+		signal(agentapi.SignalApprove, a)
 	}
-	err := h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalSteer, agent.UserText(strings.Repeat("x", 3<<20), 0))
+	err := h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.SignalSteer, agent.UserText(strings.Repeat("x", 3<<20), 0))
 	require.Error(t, err, "a 3 MB signal must be refused by the server")
 	t.Logf("3 MB signal refused: %v", err)
-	signal(workflows.SignalSteer, map[string]any{"content": "by signal"})
+	signal(agentapi.SignalSteer, map[string]any{"content": "by signal"})
 
-	st := h.waitState(run, func(s workflows.RunState) bool { return len(s.Steering) > 0 })
+	st := h.waitState(run, func(s agentapi.RunState) bool { return len(s.Steering) > 0 })
 	require.Len(t, st.Steering, 1)
 	require.Equal(t, "by signal", agent.TextOf(st.Steering[0].Content))
 	require.Empty(t, st.FollowUps)
 	require.Len(t, st.PendingApprovals, 1, "no bad approve decided the call")
-	signal(workflows.SignalApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
+	signal(agentapi.SignalApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
 	res := h.result(run)
 	require.Equal(t, []string{"user:go", "assistant:", "toolResult:guarded ran", "user:by signal", "assistant:done"}, badRoles(res))
 	signaled := 0
@@ -499,21 +499,21 @@ func TestBadInputAbortSignalPayloads(t *testing.T) {
 				_, err := h.c.WorkflowService().SignalWorkflowExecution(context.Background(), &workflowservice.SignalWorkflowExecutionRequest{
 					Namespace:         "default",
 					WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: run.GetID(), RunId: run.GetRunID()},
-					SignalName:        workflows.SignalAbort,
+					SignalName:        agentapi.SignalAbort,
 					Identity:          "badinput-test",
 				})
 				require.NoError(t, err)
 			} else {
-				require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.SignalAbort, tc.arg))
+				require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), run.GetRunID(), agentapi.SignalAbort, tc.arg))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 			defer cancel()
-			var res workflows.AgentLoopResult
+			var res agentapi.AgentLoopResult
 			err := run.Get(ctx, &res)
 			if badStillRunning(err) {
-				st := h.waitState(run, func(workflows.RunState) bool { return true })
+				st := h.waitState(run, func(agentapi.RunState) bool { return true })
 				require.False(t, st.Aborted)
-				_, _ = update(t, h.c, run, workflows.UpdateAbort, map[string]any{})
+				_, _ = update(t, h.c, run, agentapi.UpdateAbort, map[string]any{})
 				h.result(run)
 				requireNoFailedTasks(t, h.c, run)
 				t.Fatalf("(workflows/handlers.go addSignalCases): an abort signal with %s is dropped as undecodable and the run goes on; want it to abort (with the default reason)", tc.name)
@@ -577,7 +577,7 @@ func TestBadInputHugeToolError(t *testing.T) {
 	// ends (the refused completion leaves the attempt to its timeout).
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	if err := run.Get(ctx, &res); badStillRunning(err) {
 		// Stuck: the activity's completion was refused by the server, and
 		// the attempt waits for its heartbeat timeout to run the tool again.
@@ -727,10 +727,10 @@ func TestOversizedUpdateInANormalWorkflowTask(t *testing.T) {
 	ctx := context.Background()
 
 	h.stopWorker()
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalSteer, map[string]any{"content": "by signal"}))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.SignalSteer, map[string]any{"content": "by signal"}))
 	refused := make(chan error, 1)
 	go func() {
-		_, err := update(t, h.c, run, workflows.UpdateSteer, agent.UserText(strings.Repeat("x", 3<<20), 0))
+		_, err := update(t, h.c, run, agentapi.UpdateSteer, agent.UserText(strings.Repeat("x", 3<<20), 0))
 		refused <- err
 	}()
 	h.startWorker()
@@ -743,8 +743,8 @@ func TestOversizedUpdateInANormalWorkflowTask(t *testing.T) {
 	}
 
 	// The run waits for its approval still, with the Signal's message queued.
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 1 && len(s.Steering) == 1 })
-	_, err := update(t, h.c, run, workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 && len(s.Steering) == 1 })
+	_, err := update(t, h.c, run, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"})
 	require.NoError(t, err)
 	res := h.result(run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)

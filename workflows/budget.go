@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Budgets (agent.Budget): a run's or a session's limits on cost, tokens,
@@ -38,12 +39,12 @@ func (l *loop) spend() agent.Spend {
 	return agent.Spend{CostUSD: l.usage.Cost.Total, Tokens: tokens, Turns: l.turn, ToolCalls: l.toolCalls}
 }
 
-func (l *loop) budgetState() BudgetState {
+func (l *loop) budgetState() agentapi.BudgetState {
 	b := l.cfg.Budget
 	if !l.inRun {
 		b = l.settings.Budget
 	}
-	st := BudgetState{Spent: l.spend()}
+	st := agentapi.BudgetState{Spent: l.spend()}
 	if !b.IsZero() {
 		st.Limits = b
 		st.Remaining = b.Remaining(st.Spent)
@@ -112,15 +113,10 @@ func (l *loop) budgetMessage(ctx workflow.Context, why string) agent.Message {
 	return m
 }
 
-// ErrBudgetExhausted is the type of a session's refusal of a prompt or a
-// continue when its budget is spent, so that a client can tell it from
-// other refused input (the starter exits with its budget code).
-const ErrBudgetExhausted = "BudgetExhausted"
-
 // budgetRefusal is a validator's refusal of a new run: no history records
 // it, so its type needs no version.
 func budgetRefusal(why string) error {
-	return temporal.NewApplicationError(agent.BudgetErrorMessage(why), ErrBudgetExhausted)
+	return temporal.NewApplicationError(agent.BudgetErrorMessage(why), agentapi.ErrBudgetExhausted)
 }
 
 // budgetExhausted says why a session refuses a new run, "" when it may
@@ -132,8 +128,8 @@ func (l *loop) budgetExhausted() string {
 // setBudget replaces the budget of the run in progress and of the runs
 // after it; an empty budget removes it. A tool call refused by the old
 // budget no longer stops the run when the new one allows it.
-func (l *loop) setBudget(ctx workflow.Context, b agent.Budget) (BudgetState, error) {
-	return once(l, ctx, func() (BudgetState, error) {
+func (l *loop) setBudget(ctx workflow.Context, b agent.Budget) (agentapi.BudgetState, error) {
+	return once(l, ctx, func() (agentapi.BudgetState, error) {
 		var nb *agent.Budget
 		if !b.IsZero() {
 			nb = &b
@@ -151,7 +147,7 @@ func (l *loop) checkSetBudget(ctx workflow.Context, b agent.Budget) error {
 	if l.applied(ctx) {
 		return nil
 	}
-	if l.status == statusEnded || l.status == statusFailed {
+	if l.status == agentapi.StatusEnded || l.status == agentapi.StatusFailed {
 		return errors.New("the run has ended; start a new run with a budget")
 	}
 	return b.Check()

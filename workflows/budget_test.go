@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // priced answers as the scripted model does with a fixed usage per call:
@@ -96,7 +96,7 @@ func eventTypes(evs []agent.Event) []agent.EventType {
 // requireBudgetStop checks a run that the budget stopped before a model
 // turn: the turn's events are those of a turn aborted before its model
 // call, with stopReason budget and the limit in the message.
-func requireBudgetStop(t *testing.T, res workflows.AgentLoopResult, evs []agent.Event, limit string) {
+func requireBudgetStop(t *testing.T, res agentapi.AgentLoopResult, evs []agent.Event, limit string) {
 	t.Helper()
 	require.Equal(t, agent.StopReasonBudget, res.StopReason)
 	require.Contains(t, res.ErrorMessage, "Budget exhausted: ")
@@ -145,51 +145,51 @@ func TestBudgetSessionAcrossSeamsAndSetBudget(t *testing.T) {
 	script := append(loopScript(2, "quick"), answer(text("unused")), answer(call("q3", "quick")),
 		answer(text("done")), answer(text("second run")))
 	h := newHarness(t, script, okTool("quick"))
-	run := h.startSession(workflows.SessionInput{
+	run := h.startSession(agentapi.SessionInput{
 		LoopConfig:              agent.LoopConfig{Tools: []string{"quick"}, Budget: &agent.Budget{MaxTurns: 2, MaxToolCalls: 10}},
 		ContinueAsNewAfterTurns: 1,
 	})
 	id := run.GetID()
-	h.updateOnce(id, "p1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	h.updateOnce(id, "p1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
 	evs := h.waitRunEnd(run, 1)
 	end := evs[len(evs)-1].Messages
 	require.Equal(t, agent.StopReasonBudget, end[len(end)-1].StopReason)
 	require.Contains(t, end[len(end)-1].ErrorMessage, "2 turns have reached maxTurns 2")
 
-	var st workflows.RunState
-	h.waitLatest(id, func(s workflows.RunState) bool { st = s; return s.Status == "idle" })
+	var st agentapi.RunState
+	h.waitLatest(id, func(s agentapi.RunState) bool { st = s; return s.Status == "idle" })
 	require.Equal(t, 2, st.Budget.Spent.Turns, "turns before the seams count")
 	require.Equal(t, 2, st.Budget.Spent.ToolCalls)
 	require.Equal(t, 8, *st.Budget.Remaining.ToolCalls)
 	require.Contains(t, st.Budget.Exhausted, "maxTurns 2")
 	require.NotEqual(t, run.GetRunID(), h.latestRun(id), "the session continued as new")
 
-	err := h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "more"}, nil)
+	err := h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "more"}, nil)
 	require.ErrorContains(t, err, "Budget exhausted: 2 turns have reached maxTurns 2. Raise or remove the budget")
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: -3}, nil), "budget.maxTurns must not be negative")
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateSetBudget, agent.Budget{MaxTurns: -3}, nil), "budget.maxTurns must not be negative")
 
-	var bs workflows.BudgetState
-	h.updateOnce(id, "raise-1", workflows.UpdateSetBudget, agent.Budget{MaxTurns: 4, MaxToolCalls: 10}, &bs)
+	var bs agentapi.BudgetState
+	h.updateOnce(id, "raise-1", agentapi.UpdateSetBudget, agent.Budget{MaxTurns: 4, MaxToolCalls: 10}, &bs)
 	require.Equal(t, 2, *bs.Remaining.Turns)
 	require.Empty(t, bs.Exhausted)
-	h.updateOnce(id, "p2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "more"}, nil)
+	h.updateOnce(id, "p2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "more"}, nil)
 	evs = h.waitRunEnd(run, 2)
 	end = evs[len(evs)-1].Messages
 	require.Equal(t, "done", agent.TextOf(end[len(end)-1].Content), "the raised budget lets the run finish")
-	h.waitLatest(id, func(s workflows.RunState) bool { st = s; return s.Status == "idle" && s.Budget.Spent.Turns == 4 })
+	h.waitLatest(id, func(s agentapi.RunState) bool { st = s; return s.Status == "idle" && s.Budget.Spent.Turns == 4 })
 	require.Equal(t, 3, st.Budget.Spent.ToolCalls)
 
 	// The raise sent again with its ID (a client retrying) after the
 	// seams changes nothing.
-	h.updateOnce(id, "raise-1", workflows.UpdateSetBudget, agent.Budget{MaxTurns: 4, MaxToolCalls: 10}, &bs)
-	err = h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil)
+	h.updateOnce(id, "raise-1", agentapi.UpdateSetBudget, agent.Budget{MaxTurns: 4, MaxToolCalls: 10}, &bs)
+	err = h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, nil)
 	require.ErrorContains(t, err, "4 turns have reached maxTurns 4")
 
 	// Removed: no limit.
-	var removed workflows.BudgetState
-	h.updateOnce(id, "remove-1", workflows.UpdateSetBudget, agent.Budget{}, &removed)
+	var removed agentapi.BudgetState
+	h.updateOnce(id, "remove-1", agentapi.UpdateSetBudget, agent.Budget{}, &removed)
 	require.Nil(t, removed.Limits)
-	h.updateOnce(id, "p3", workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil)
+	h.updateOnce(id, "p3", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, nil)
 	evs = h.waitRunEnd(run, 3)
 	end = evs[len(evs)-1].Messages
 	require.Equal(t, "second run", agent.TextOf(end[len(end)-1].Content))
@@ -204,15 +204,15 @@ func TestBudgetRaisedMidRun(t *testing.T) {
 	in := h.input("go", "wait", "quick")
 	in.Budget = &agent.Budget{MaxTurns: 1}
 	run := h.start(in)
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	var bs workflows.BudgetState
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 3}, &bs))
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	var bs agentapi.BudgetState
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateSetBudget, agent.Budget{MaxTurns: 3}, &bs))
 	require.Equal(t, 2, *bs.Remaining.Turns)
 	close(g.release)
 	res := h.result(run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	require.Equal(t, 3, res.Turns)
-	require.Error(t, h.sessionUpdate(run, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 5}, nil), "the run has ended")
+	require.Error(t, h.sessionUpdate(run, agentapi.UpdateSetBudget, agent.Budget{MaxTurns: 5}, nil), "the run has ended")
 }
 
 // recordSessionBudget records, for the replay corpus, a session whose
@@ -229,20 +229,20 @@ func recordSessionBudget(t *testing.T) (client.Client, string) {
 	models := llm.NewRegistry()
 	models.Register("test", llm.ProviderFunc(func(string) (llm.Model, error) { return p, nil }))
 	h.acts.Models = models
-	run := h.startSession(workflows.SessionInput{
+	run := h.startSession(agentapi.SessionInput{
 		LoopConfig:              agent.LoopConfig{Tools: []string{"quick"}, Budget: &agent.Budget{MaxTurns: 2, MaxToolCalls: 3}},
 		ContinueAsNewAfterTurns: 1,
 	})
 	id := run.GetID()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
 	evs := h.waitRunEnd(run, 1)
 	require.Equal(t, agent.StopReasonBudget, lastOf(evs).StopReason)
-	h.updateOnce(id, "raise-1", workflows.UpdateSetBudget, agent.Budget{MaxTurns: 10, MaxToolCalls: 3}, nil)
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "two calls"}, nil)
+	h.updateOnce(id, "raise-1", agentapi.UpdateSetBudget, agent.Budget{MaxTurns: 10, MaxToolCalls: 3}, nil)
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "two calls"}, nil)
 	evs = h.waitRunEnd(run, 2)
 	require.Contains(t, lastOf(evs).ErrorMessage, "maxToolCalls 3")
-	h.updateOnce(id, "remove-1", workflows.UpdateSetBudget, agent.Budget{}, nil)
-	h.updateOnce(id, "prompt-3", workflows.UpdatePrompt, workflows.PromptRequest{Text: "finish"}, nil)
+	h.updateOnce(id, "remove-1", agentapi.UpdateSetBudget, agent.Budget{}, nil)
+	h.updateOnce(id, "prompt-3", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "finish"}, nil)
 	evs = h.waitRunEnd(run, 3)
 	require.Equal(t, "done", agent.TextOf(lastOf(evs).Content))
 	return h.c, id

@@ -6,12 +6,13 @@ import (
 	"slices"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // carry builds the hand-over of this workflow run.
-func (l *loop) carry(paused *PausedRun) *Carry {
+func (l *loop) carry(paused *agentapi.PausedRun) *agentapi.Carry {
 	base := agent.SegmentsLen(l.segments)
-	c := &Carry{
+	c := &agentapi.Carry{
 		Steering:     l.steering.items,
 		FollowUps:    l.followUps.items,
 		SteeringMode: l.steering.mode,
@@ -48,7 +49,7 @@ func (l *loop) carry(paused *PausedRun) *Carry {
 
 // restore takes over what the previous run carried. The transcript starts
 // after the carried segments.
-func (l *loop) restore(c *Carry) {
+func (l *loop) restore(c *agentapi.Carry) {
 	if c == nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/compaction"
 	"github.com/durable-agents/agentloop/llm"
 )
@@ -42,7 +43,7 @@ type compactState struct {
 	// window is the model's context window; 0 (unknown) leaves only the
 	// overflow recovery and manual compaction.
 	window int
-	last   *activities.CompactionRecord
+	last   *agentapi.CompactionRecord
 	// at is the context's length right after the latest compaction.
 	at          int
 	count       int

@@ -15,10 +15,11 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/compaction"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -109,12 +110,12 @@ func newWindowWorker(t *testing.T, m llm.Model) (client.Client, string) {
 	return c, queue
 }
 
-func startWindowSession(t *testing.T, c client.Client, queue string, in workflows.SessionInput) client.WorkflowRun {
+func startWindowSession(t *testing.T, c client.Client, queue string, in agentapi.SessionInput) client.WorkflowRun {
 	t.Helper()
 	in.Model = agent.ModelRef{Provider: "window", ID: "w"}
 	in.Tools = []string{"dump"}
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "compact-" + testenv.Suffix(), TaskQueue: queue},
-		workflows.SessionWorkflow, in)
+		agentapi.SessionWorkflow, in)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") })
 	return run
@@ -143,7 +144,7 @@ func promptAll(t *testing.T, c client.Client, run client.WorkflowRun, prompts []
 		})
 	}()
 	for i, p := range prompts {
-		require.NoError(t, agentclient.Update(ctx, c, run.GetID(), workflows.UpdatePrompt, workflows.PromptRequest{Text: p}, nil))
+		require.NoError(t, agentclient.Update(ctx, c, run.GetID(), agentapi.UpdatePrompt, agentapi.PromptRequest{Text: p}, nil))
 		select {
 		case e := <-ended:
 			last := e.Messages[len(e.Messages)-1]
@@ -181,7 +182,7 @@ func TestSessionCompactsAutomatically(t *testing.T) {
 	}
 	m := &windowModel{window: 32000}
 	c, queue := newWindowWorker(t, m)
-	run := startWindowSession(t, c, queue, workflows.SessionInput{
+	run := startWindowSession(t, c, queue, agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{ContextWindow: 32000, ReserveTokens: 8192, KeepRecentTokens: 8000}},
 		// Seams too, so the compacted context crosses them.
 		ContinueAsNewAfterTurns: 100,
@@ -233,7 +234,7 @@ func TestSessionCompactsAutomatically(t *testing.T) {
 func TestSessionRecoversFromOverflow(t *testing.T) {
 	m := &windowModel{window: 16000}
 	c, queue := newWindowWorker(t, m)
-	run := startWindowSession(t, c, queue, workflows.SessionInput{
+	run := startWindowSession(t, c, queue, agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{ReserveTokens: 4096, KeepRecentTokens: 4000}},
 	})
 	var prompts []string
@@ -264,7 +265,7 @@ func TestSteerAndAbortDuringCompaction(t *testing.T) {
 	t.Parallel() // one of the long tests: they run beside each other
 	m := &windowModel{window: 32000, gate: make(chan struct{})}
 	c, queue := newWindowWorker(t, m)
-	run := startWindowSession(t, c, queue, workflows.SessionInput{
+	run := startWindowSession(t, c, queue, agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{ContextWindow: 32000, ReserveTokens: 8192, KeepRecentTokens: 8000}},
 	})
 
@@ -312,9 +313,9 @@ func promptUntilCompacting(t *testing.T, c client.Client, run client.WorkflowRun
 	n := len(m.summaries)
 	m.mu.Unlock()
 	for i := 0; i < 60; i++ {
-		var st workflows.RunStatus
-		require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), workflows.UpdatePrompt,
-			workflows.PromptRequest{Text: fmt.Sprintf("filling %d", i)}, &st))
+		var st agentapi.RunStatus
+		require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), agentapi.UpdatePrompt,
+			agentapi.PromptRequest{Text: fmt.Sprintf("filling %d", i)}, &st))
 		for {
 			m.mu.Lock()
 			compacting := len(m.summaries) > n
@@ -366,21 +367,21 @@ func waitAgentEnd(t *testing.T, c client.Client, run client.WorkflowRun, after i
 func TestManualCompact(t *testing.T) {
 	m := &windowModel{window: 100000}
 	c, queue := newWindowWorker(t, m)
-	run := startWindowSession(t, c, queue, workflows.SessionInput{
+	run := startWindowSession(t, c, queue, agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{KeepRecentTokens: 2000}},
 	})
-	err := agentclient.Update(context.Background(), c, run.GetID(), workflows.UpdateCompact, workflows.CompactRequest{}, nil)
+	err := agentclient.Update(context.Background(), c, run.GetID(), agentapi.UpdateCompact, agentapi.CompactRequest{}, nil)
 	require.ErrorContains(t, err, "No messages to continue from")
 	promptAll(t, c, run, []string{"one", "two", "three", "four"})
 
-	var st workflows.CompactStatus
-	require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), workflows.UpdateCompact,
-		workflows.CompactRequest{Instructions: "keep the file names"}, &st))
+	var st agentapi.CompactStatus
+	require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), agentapi.UpdateCompact,
+		agentapi.CompactRequest{Instructions: "keep the file names"}, &st))
 	require.Less(t, st.TokensAfter, st.TokensBefore)
 	require.NotEmpty(t, m.summaries)
 	require.Contains(t, agent.TextOf(m.summaries[0].Messages[0].Content), "Additional focus: keep the file names")
 
-	err = agentclient.Update(context.Background(), c, run.GetID(), workflows.UpdateCompact, workflows.CompactRequest{}, nil)
+	err = agentclient.Update(context.Background(), c, run.GetID(), agentapi.UpdateCompact, agentapi.CompactRequest{}, nil)
 	require.ErrorContains(t, err, "Already compacted", "nothing new since the last compaction")
 
 	// The session goes on from the compacted context.
@@ -423,14 +424,14 @@ func (c *cutSummary) Stream(ctx context.Context, req llm.Request, emit func(agen
 func TestCompactionCountsBilledRetries(t *testing.T) {
 	m := &cutSummary{windowModel: &windowModel{window: 100000}}
 	c, queue := newWindowWorker(t, m)
-	run := startWindowSession(t, c, queue, workflows.SessionInput{
+	run := startWindowSession(t, c, queue, agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{KeepRecentTokens: 2000}},
 	})
 	promptAll(t, c, run, []string{"one", "two", "three", "four"})
 	before, err := agentclient.State(context.Background(), c, run.GetID())
 	require.NoError(t, err)
 
-	require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), workflows.UpdateCompact, workflows.CompactRequest{}, nil))
+	require.NoError(t, agentclient.Update(context.Background(), c, run.GetID(), agentapi.UpdateCompact, agentapi.CompactRequest{}, nil))
 	require.True(t, m.cut.Load(), "the first summary request was cut")
 	// The retry asked for every summary the compaction needs (the history's
 	// and a split turn's prefix), each answered and billed.

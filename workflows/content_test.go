@@ -16,12 +16,12 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // incompressible returns n bytes of base64 text that differ for each seed,
@@ -57,7 +57,7 @@ func TestSessionLargeToolOutputsStayOutOfHistory(t *testing.T) {
 		calls++
 		return agent.TextResult(incompressible(uint64(calls), outputBytes)), nil
 	}))
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"dump"}}, ContinueAsNewAfterTurns: 100})
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"dump"}}, ContinueAsNewAfterTurns: 100})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -75,7 +75,7 @@ func TestSessionLargeToolOutputsStayOutOfHistory(t *testing.T) {
 		})
 	}()
 	for i := 0; i < prompts; i++ {
-		require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: fmt.Sprintf("prompt %d", i)}, nil))
+		require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: fmt.Sprintf("prompt %d", i)}, nil))
 		select {
 		case e := <-ended:
 			require.Len(t, e.Messages, 4, "prompt %d: prompt, tool call, result, answer", i)

@@ -1,16 +1,14 @@
 // Package workflows holds the agent loop as a Temporal workflow: pi's two
 // nested loops, the tool-batch scheduler, the durable event log and the
-// message handlers. Every name a client needs is an exported constant in
-// names.go; the types it sends and gets back are in types.go (with
-// agent.Message, agent.Event and the other types of package agent).
+// message handlers. Every name a client needs, and the types it sends and
+// gets back, are package agentapi's (with agent.Message, agent.Event and
+// the other types of package agent), which a client imports without the
+// worker.
 //
 // Start reading at loop.go (AgentLoop) or session.go (AgentSession); each
 // file re-makes a part of pi's agent (packages/agent/src/agent-loop.ts and
 // agent.ts):
 //
-//	names.go             task queue, workflow, Update, Signal and Query names
-//	types.go             the wire types: inputs, results, the arguments and
-//	                     answers of Updates, Signals and Queries, the carry
 //	register.go          Register: what a worker registers, and its options
 //	loop.go              AgentLoop (runAgentLoop, runAgentLoopContinue) and
 //	                     runLoop, pi's two nested loops
@@ -29,6 +27,7 @@
 //	inputs.go            large inputs: stored as stubs, capped in all
 //	eventlog.go          the durable event log that replaces pi's subscribers
 //	handlers.go          the run's Updates, Signals and Queries
+//	fields.go            unknown fields in inputs and Update arguments refused
 //	updates.go           idempotent Updates: a repeated Update ID answers again
 //	approval.go          human approval of tool calls (not in pi: an Update)
 //	budget.go            cost, token, turn and tool-call budgets (not in pi)

@@ -16,9 +16,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -173,7 +174,7 @@ func testRunMoves(t *testing.T, mode agent.ExecutionMode) {
 	startDriftWorker(t, c, queue, bad, true)
 	startDriftWorker(t, c, toolQueue, bad, false)
 
-	run := testenv.Start(t, c, queue, "drift-", workflows.AgentLoopInput{
+	run := testenv.Start(t, c, queue, "drift-", agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			Model:         agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "script"},
 			Tools:         []string{"srv__echo"},
@@ -231,11 +232,11 @@ func TestConfigDriftSessionGoesOnAfterContinueAsNew(t *testing.T) {
 	stopGood := startDriftWorker(t, c, queue, good, true)
 
 	h := &harness{t: t, c: c, queue: queue}
-	run := h.startSession(workflows.SessionInput{
+	run := h.startSession(agentapi.SessionInput{
 		LoopConfig:              agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}},
 		ContinueAsNewAfterTurns: 1,
 	})
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "1"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "1"}, nil))
 	waitRunEndWithin(t, c, run, 1, 3*time.Minute)
 	// The session continues as new after the turn; its second workflow run
 	// resolves on the good worker.
@@ -259,14 +260,14 @@ func TestConfigDriftSessionGoesOnAfterContinueAsNew(t *testing.T) {
 	startDriftWorker(t, c, queue, bad, true)
 
 	start := time.Now()
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "2"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "2"}, nil))
 	msg := waitPendingFailure(t, c, run.GetID(), "ModelTurn", "lacks model test/script")
 	t.Logf("while only the bad worker runs: %s", msg)
 	startDriftWorker(t, c, queue, good, false)
 	waitRunEndWithin(t, c, run, 2, 3*time.Minute)
 
 	// The third workflow run resolves on the bad worker: drift, moved.
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "3"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "3"}, nil))
 	events := waitRunEndWithin(t, c, run, 3, 3*time.Minute)
 	var answers []string
 	for _, e := range events {
@@ -306,7 +307,7 @@ func TestConfigDriftTypoStillFailsAtOnce(t *testing.T) {
 			if tc.tool != "" {
 				cfg.Tools = []string{tc.tool}
 			}
-			run := testenv.Start(t, c, queue, "typo-", workflows.AgentLoopInput{LoopConfig: cfg, Prompt: "hi"})
+			run := testenv.Start(t, c, queue, "typo-", agentapi.AgentLoopInput{LoopConfig: cfg, Prompt: "hi"})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			err := run.Get(ctx, nil)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // maxEventsPageBytes bounds one QueryEvents answer, far below gRPC's 4 MB.
@@ -26,7 +27,7 @@ func (l *eventLog) last() int64 { return l.first + int64(len(l.events)) - 1 }
 
 // page returns events after the given sequence number, bounded in count and
 // bytes; at least one event when there is one.
-func (l *eventLog) page(q EventsQuery) []agent.Event {
+func (l *eventLog) page(q agentapi.EventsQuery) []agent.Event {
 	start := q.After + 1 - l.first
 	if start < 0 {
 		start = 0

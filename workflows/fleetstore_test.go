@@ -24,9 +24,10 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/s3server"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/telemetry"
@@ -65,7 +66,7 @@ func deleteRequest(run client.WorkflowRun) *workflowservice.DeleteWorkflowExecut
 
 func updatePrompt(id, text string) client.UpdateWorkflowOptions {
 	return client.UpdateWorkflowOptions{
-		WorkflowID: id, UpdateName: workflows.UpdatePrompt, Args: []any{workflows.PromptRequest{Text: text}},
+		WorkflowID: id, UpdateName: agentapi.UpdatePrompt, Args: []any{agentapi.PromptRequest{Text: text}},
 		WaitForStage: client.WorkflowUpdateStageAccepted,
 	}
 }
@@ -101,7 +102,7 @@ func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 	ctx := context.Background()
 
 	source := h.start(h.input("read the big file", "big"))
-	var res workflows.AgentLoopResult // as stored: stubs, not the content
+	var res agentapi.AgentLoopResult // as stored: stubs, not the content
 	require.NoError(t, source.Get(ctx, &res))
 	var stub *agent.BlobRef
 	for _, m := range res.Messages {
@@ -112,8 +113,8 @@ func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 	require.NotNil(t, stub, "the tool output travels as a stub")
 	require.Equal(t, source.GetID(), stub.Scope)
 
-	sess := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}, Messages: res.Messages})
-	h.waitState(sess, func(s workflows.RunState) bool { return s.Status == "idle" })
+	sess := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}, Messages: res.Messages})
+	h.waitState(sess, func(s agentapi.RunState) bool { return s.Status == "idle" })
 	copied := *stub
 	copied.Scope = sess.GetID()
 	got, err := st.Get(ctx, copied)
@@ -133,9 +134,9 @@ func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
 	_, err = st.Get(ctx, *stub)
 	require.ErrorIs(t, err, store.ErrMissing, "the source's content is gone")
 
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "what was in it?"}, nil))
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "what was in it?"}, nil))
 	h.waitRunEnd(sess, 1)
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "and again?"}, nil))
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "and again?"}, nil))
 	events := h.waitRunEnd(sess, 2)
 	end := events[len(events)-1]
 	require.Equal(t, []string{"user:and again?", "assistant:second answer"}, roles(end.Messages))
@@ -171,8 +172,8 @@ func TestMissingBlobBecomesAPlaceholder(t *testing.T) {
 	h.acts.NoContextCache = true // as coldHarness: the context comes from the store
 	h.startWorker()
 
-	sess := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}})
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "read the big file"}, nil))
+	sess := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"big"}}})
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "read the big file"}, nil))
 	h.waitRunEnd(sess, 1)
 
 	block, err := json.Marshal(agent.TextResult(bigOutput).Content[0])
@@ -181,7 +182,7 @@ func TestMissingBlobBecomesAPlaceholder(t *testing.T) {
 	sha := hex.EncodeToString(sum[:])
 	require.NoError(t, os.Remove(filepath.Join(root, store.KeyPrefix("", sess.GetID()), sha)))
 
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "and now?"}, nil))
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "and now?"}, nil))
 	events := h.waitRunEnd(sess, 2)
 	end := events[len(events)-1]
 	require.Equal(t, []string{"user:and now?", "assistant:it is lost"}, roles(end.Messages))
@@ -228,8 +229,8 @@ func TestStoreMismatchIsRetriedElsewhere(t *testing.T) {
 		answer(text("first answer")),
 		answer(text("second answer")),
 	})
-	sess := h.startSession(workflows.SessionInput{})
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "one"}, nil))
+	sess := h.startSession(agentapi.SessionInput{})
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "one"}, nil))
 	h.waitRunEnd(sess, 1)
 	h.stopWorker()
 
@@ -272,14 +273,14 @@ func TestStoreMismatchIsRetriedElsewhere(t *testing.T) {
 // its content could not be copied before the validator answers.
 func TestUpdatesRefuseOtherRunsStubs(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(text("ok"))})
-	sess := h.startSession(workflows.SessionInput{})
+	sess := h.startSession(agentapi.SessionInput{})
 	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
 		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
-	err := h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}, nil)
+	err := h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Messages: []agent.Message{foreign}}, nil)
 	require.ErrorContains(t, err, `holds stored content of workflow "another-run"`)
-	err = h.sessionUpdate(sess, workflows.UpdateSteer, foreign, nil)
+	err = h.sessionUpdate(sess, agentapi.UpdateSteer, foreign, nil)
 	require.ErrorContains(t, err, `holds stored content of workflow "another-run"`)
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, nil))
 	h.waitRunEnd(sess, 1)
 }
 
@@ -290,18 +291,18 @@ func TestUpdatesRefuseOtherRunsStubs(t *testing.T) {
 // would wait in the queues.
 func TestSignalsDropOtherRunsStubs(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(text("ok")), answer(text("ok again"))})
-	sess := h.startSession(workflows.SessionInput{})
+	sess := h.startSession(agentapi.SessionInput{})
 	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
 		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
 	ctx := context.Background()
-	require.NoError(t, h.c.SignalWorkflow(ctx, sess.GetID(), "", workflows.SignalPrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}))
-	st := h.waitState(sess, func(s workflows.RunState) bool { return len(s.Dropped) == 1 })
-	require.Equal(t, workflows.SignalPrompt, st.Dropped[0].Signal)
+	require.NoError(t, h.c.SignalWorkflow(ctx, sess.GetID(), "", agentapi.SignalPrompt, agentapi.PromptRequest{Messages: []agent.Message{foreign}}))
+	st := h.waitState(sess, func(s agentapi.RunState) bool { return len(s.Dropped) == 1 })
+	require.Equal(t, agentapi.SignalPrompt, st.Dropped[0].Signal)
 	require.Contains(t, st.Dropped[0].Reason, `holds stored content of workflow "another-run"`)
 
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, nil))
 	h.waitRunEnd(sess, 1)
-	require.NoError(t, h.sessionUpdate(sess, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil))
+	require.NoError(t, h.sessionUpdate(sess, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, nil))
 	events := h.waitRunEnd(sess, 2)
 	require.Equal(t, []string{"user:again", "assistant:ok again"}, roles(events[len(events)-1].Messages), "nothing of the dropped prompt ran")
 	require.Len(t, h.requests, 2, "two model turns: the dropped prompt started none")
@@ -310,14 +311,14 @@ func TestSignalsDropOtherRunsStubs(t *testing.T) {
 // Busy, a prompt Signal and a steer Signal holding another run's stubs are
 // dropped too, and the run ends with what it was given.
 func TestSignalsDropOtherRunsStubsWhileBusy(t *testing.T) {
-	h, run, release := inputsSession(t, workflows.SessionInput{}, answer(text("done")))
+	h, run, release := inputsSession(t, agentapi.SessionInput{}, answer(text("done")))
 	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
 		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("cd", 32), Size: 3000, Scope: "another-run"})}}
 	ctx := context.Background()
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalSteer, foreign))
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), "", workflows.SignalPrompt, workflows.PromptRequest{Messages: []agent.Message{foreign}}))
-	st := h.waitState(run, func(s workflows.RunState) bool { return len(s.Dropped) == 2 })
-	require.Equal(t, []string{workflows.SignalSteer, workflows.SignalPrompt}, []string{st.Dropped[0].Signal, st.Dropped[1].Signal})
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), "", agentapi.SignalSteer, foreign))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), "", agentapi.SignalPrompt, agentapi.PromptRequest{Messages: []agent.Message{foreign}}))
+	st := h.waitState(run, func(s agentapi.RunState) bool { return len(s.Dropped) == 2 })
+	require.Equal(t, []string{agentapi.SignalSteer, agentapi.SignalPrompt}, []string{st.Dropped[0].Signal, st.Dropped[1].Signal})
 	for _, d := range st.Dropped {
 		require.Contains(t, d.Reason, `holds stored content of workflow "another-run"`)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // FuzzAgentLoopInput decodes arbitrary workflow input as the workflow does
@@ -30,7 +30,7 @@ func FuzzAgentLoopInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var in workflows.AgentLoopInput
+		var in agentapi.AgentLoopInput
 		if json.Unmarshal(data, &in) != nil {
 			return
 		}
@@ -57,7 +57,7 @@ func FuzzAgentLoopInput(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a valid input does not marshal: %v", err)
 		}
-		var again workflows.AgentLoopInput
+		var again agentapi.AgentLoopInput
 		if err := json.Unmarshal(b, &again); err != nil {
 			t.Fatalf("a valid input does not read back: %v\n%s", err, b)
 		}

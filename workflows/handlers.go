@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 type signalChannels struct {
@@ -20,24 +20,24 @@ type signalChannels struct {
 // can block, so nothing sent early is refused.
 func (l *loop) registerHandlers(ctx workflow.Context) error {
 	l.signals = signalChannels{
-		steer:      workflow.GetSignalChannel(ctx, SignalSteer),
-		followUp:   workflow.GetSignalChannel(ctx, SignalFollowUp),
-		abort:      workflow.GetSignalChannel(ctx, SignalAbort),
-		approve:    workflow.GetSignalChannel(ctx, SignalApprove),
-		prompt:     workflow.GetSignalChannel(ctx, SignalPrompt),
-		toolUpdate: workflow.GetSignalChannel(ctx, SignalToolUpdate),
-		toolQueue:  workflow.GetSignalChannel(ctx, activities.SignalToolQueue),
+		steer:      workflow.GetSignalChannel(ctx, agentapi.SignalSteer),
+		followUp:   workflow.GetSignalChannel(ctx, agentapi.SignalFollowUp),
+		abort:      workflow.GetSignalChannel(ctx, agentapi.SignalAbort),
+		approve:    workflow.GetSignalChannel(ctx, agentapi.SignalApprove),
+		prompt:     workflow.GetSignalChannel(ctx, agentapi.SignalPrompt),
+		toolUpdate: workflow.GetSignalChannel(ctx, agentapi.SignalToolUpdate),
+		toolQueue:  workflow.GetSignalChannel(ctx, agentapi.SignalToolQueue),
 	}
-	queueUpdate := func(q *queue) (func(workflow.Context, messageArg) (QueueStatus, error), func(workflow.Context, messageArg) error) {
+	queueUpdate := func(q *queue) (func(workflow.Context, messageArg) (agentapi.QueueStatus, error), func(workflow.Context, messageArg) error) {
 		validate := func(ctx workflow.Context, arg messageArg) error {
 			if l.applied(ctx) {
 				return nil
 			}
-			if err := arg.unknownField(); err != nil {
+			if err := arg.FieldError(); err != nil {
 				return err
 			}
 			m := arg.Message
-			if l.status == statusEnded || l.status == statusFailed {
+			if l.status == agentapi.StatusEnded || l.status == agentapi.StatusFailed {
 				return errors.New("the run has ended; start a new run to send more messages")
 			}
 			if err := checkQueuedMessage(&m, false); err != nil {
@@ -48,14 +48,14 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 			}
 			return l.checkRoom(l.inlineBytes(m))
 		}
-		handle := func(ctx workflow.Context, arg messageArg) (QueueStatus, error) {
+		handle := func(ctx workflow.Context, arg messageArg) (agentapi.QueueStatus, error) {
 			m := arg.Message
-			return once(l, ctx, func() (QueueStatus, error) {
+			return once(l, ctx, func() (agentapi.QueueStatus, error) {
 				_ = checkQueuedMessage(&m, false) // fills the default role the validator allowed
 				if err := l.enqueue(ctx, q, m); err != nil {
-					return QueueStatus{}, err
+					return agentapi.QueueStatus{}, err
 				}
-				return QueueStatus{Queued: len(q.items)}, nil
+				return agentapi.QueueStatus{Queued: len(q.items)}, nil
 			})
 		}
 		return handle, validate
@@ -63,39 +63,39 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 	for _, u := range []struct {
 		name string
 		q    *queue
-	}{{UpdateSteer, &l.steering}, {UpdateFollowUp, &l.followUps}} {
+	}{{agentapi.UpdateSteer, &l.steering}, {agentapi.UpdateFollowUp, &l.followUps}} {
 		handle, validate := queueUpdate(u.q)
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, handle,
 			workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
 			return err
 		}
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAbort, func(ctx workflow.Context, r abortArg) (AbortStatus, error) {
-		return once(l, ctx, func() (AbortStatus, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, agentapi.UpdateAbort, func(ctx workflow.Context, r abortArg) (agentapi.AbortStatus, error) {
+		return once(l, ctx, func() (agentapi.AbortStatus, error) {
 			already := l.aborted
 			l.abort(abortReason(r.Reason))
-			return AbortStatus{AlreadyAborted: already}, nil
+			return agentapi.AbortStatus{AlreadyAborted: already}, nil
 		})
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, r abortArg) error {
 		if l.applied(ctx) {
 			return nil
 		}
-		return r.unknownField()
+		return r.FieldError()
 	}}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
-		func(ctx workflow.Context, r ApproveRequest) (ApprovalStatus, error) {
-			return once(l, ctx, func() (ApprovalStatus, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, agentapi.UpdateApprove,
+		func(ctx workflow.Context, r agentapi.ApproveRequest) (agentapi.ApprovalStatus, error) {
+			return once(l, ctx, func() (agentapi.ApprovalStatus, error) {
 				l.decide(r)
-				return ApprovalStatus{Pending: len(l.pendingApprovals())}, nil
+				return agentapi.ApprovalStatus{Pending: len(l.pendingApprovals())}, nil
 			})
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, r ApproveRequest) error {
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, r agentapi.ApproveRequest) error {
 			if l.applied(ctx) {
 				return nil
 			}
-			if err := r.unknownField(); err != nil {
+			if err := r.FieldError(); err != nil {
 				return err
 			}
 			return l.checkApproval(r)
@@ -103,35 +103,37 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 	); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetBudget,
-		func(ctx workflow.Context, b budgetArg) (BudgetState, error) { return l.setBudget(ctx, b.Budget) },
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, agentapi.UpdateSetBudget,
+		func(ctx workflow.Context, b budgetArg) (agentapi.BudgetState, error) {
+			return l.setBudget(ctx, b.Budget)
+		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, b budgetArg) error {
 			if l.applied(ctx) {
 				return nil
 			}
-			if err := b.unknownField(); err != nil {
+			if err := b.FieldError(); err != nil {
 				return err
 			}
 			return l.checkSetBudget(ctx, b.Budget)
 		}}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(q EventsQuery) (EventsPage, error) {
-		return EventsPage{
+	if err := workflow.SetQueryHandler(ctx, agentapi.QueryEvents, func(q agentapi.EventsQuery) (agentapi.EventsPage, error) {
+		return agentapi.EventsPage{
 			Events:         l.events.page(q),
 			First:          l.events.first,
 			Last:           l.events.last(),
-			Done:           l.status == statusEnded || l.status == statusFailed || l.status == statusContinued,
-			ContinuedAsNew: l.status == statusContinued,
+			Done:           l.status == agentapi.StatusEnded || l.status == agentapi.StatusFailed || l.status == agentapi.StatusContinued,
+			ContinuedAsNew: l.status == agentapi.StatusContinued,
 			PreviousRunID:  workflow.GetInfo(ctx).ContinuedExecutionRunID,
 		}, nil
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (RunState, error) { return l.state(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, agentapi.QueryState, func() (agentapi.RunState, error) { return l.state(), nil }); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryContext, l.contextPage); err != nil {
+	if err := workflow.SetQueryHandler(ctx, agentapi.QueryContext, l.contextPage); err != nil {
 		return err
 	}
 	return nil
@@ -164,14 +166,14 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 	})
 	if l.promptSignal != nil {
 		s.AddReceive(l.signals.prompt, func(c workflow.ReceiveChannel, _ bool) {
-			var r PromptRequest
+			var r agentapi.PromptRequest
 			if c.ReceiveAsync(&r) {
 				l.promptSignal(r)
 			}
 		})
 	}
 	s.AddReceive(l.signals.approve, func(c workflow.ReceiveChannel, _ bool) {
-		var r ApproveRequest
+		var r agentapi.ApproveRequest
 		if !c.ReceiveAsync(&r) {
 			return
 		}
@@ -182,7 +184,7 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 		l.decide(r)
 	})
 	s.AddReceive(l.signals.toolUpdate, func(c workflow.ReceiveChannel, _ bool) {
-		var u activities.ToolUpdate
+		var u agentapi.ToolUpdate
 		if c.ReceiveAsync(&u) {
 			l.toolUpdate(u)
 		}
@@ -190,7 +192,7 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 	s.AddReceive(l.signals.steer, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.steering) })
 	s.AddReceive(l.signals.followUp, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.followUps) })
 	s.AddReceive(l.signals.toolQueue, func(c workflow.ReceiveChannel, _ bool) {
-		var q activities.ToolQueue
+		var q agentapi.ToolQueue
 		if !c.ReceiveAsync(&q) {
 			return
 		}
@@ -239,7 +241,7 @@ func (l *loop) drainSignals(ctx workflow.Context) {
 // parallel batch they wait their turn with the batch's other events.
 // Updates for a call that has ended are dropped, as pi drops late onUpdate
 // calls.
-func (l *loop) toolUpdate(u activities.ToolUpdate) {
+func (l *loop) toolUpdate(u agentapi.ToolUpdate) {
 	call := l.running(u.ToolCallID, u.Position)
 	if call == nil {
 		return
@@ -269,7 +271,7 @@ func (l *loop) toolUpdate(u activities.ToolUpdate) {
 // waits its turn with the batch's events, so that the calls' messages are
 // queued in pi's order whichever signal arrives first; elsewhere (one call
 // at a time) arrival is pi's order.
-func (l *loop) toolQueued(q activities.ToolQueue) {
+func (l *loop) toolQueued(q agentapi.ToolQueue) {
 	if !l.keepsAttempt(q) {
 		return
 	}
@@ -284,7 +286,7 @@ func (l *loop) toolQueued(q activities.ToolQueue) {
 	l.queueFromTool(q)
 }
 
-func (l *loop) queueFromTool(q activities.ToolQueue) {
+func (l *loop) queueFromTool(q agentapi.ToolQueue) {
 	from := toolAttempt{callID: attemptKey(q.ToolCallID, q.Position), attempt: q.Attempt}
 	if q.FollowUp {
 		l.followUps.pushFrom(q.Message, from)
@@ -293,8 +295,8 @@ func (l *loop) queueFromTool(q activities.ToolQueue) {
 	}
 }
 
-func (l *loop) state() RunState {
-	return RunState{
+func (l *loop) state() agentapi.RunState {
+	return agentapi.RunState{
 		Status:           l.status,
 		Turn:             l.turn,
 		PendingToolCalls: l.pendingIDs(),
@@ -318,7 +320,7 @@ func (l *loop) state() RunState {
 		Compactions:      l.compact.count,
 		TokensSaved:      l.compact.tokensSaved,
 		Budget:           l.budgetState(),
-		Dropped:          append([]DroppedMessage{}, l.inputs.dropped...),
+		Dropped:          append([]agentapi.DroppedMessage{}, l.inputs.dropped...),
 	}
 }
 
@@ -332,10 +334,10 @@ func thinkingLevel(reasoning string) string {
 // maxContextPageBytes bounds one QueryContext answer.
 const maxContextPageBytes = 1 << 20
 
-func (l *loop) contextPage(q activities.ContextQuery) (activities.ContextPage, error) {
+func (l *loop) contextPage(q agentapi.ContextQuery) (agentapi.ContextPage, error) {
 	total := l.context.Len()
 	if q.From < 0 || q.From > total {
-		return activities.ContextPage{}, fmt.Errorf("from %d out of range [0, %d]", q.From, total)
+		return agentapi.ContextPage{}, fmt.Errorf("from %d out of range [0, %d]", q.From, total)
 	}
 	to := q.To
 	if to <= 0 || to > total {
@@ -344,7 +346,7 @@ func (l *loop) contextPage(q activities.ContextQuery) (activities.ContextPage, e
 	// Messages before the held tail are in the segments, which the
 	// client reads from the content store.
 	from := max(q.From, l.context.Offset)
-	page := activities.ContextPage{SystemPrompt: l.context.SystemPrompt, Segments: l.segments,
+	page := agentapi.ContextPage{SystemPrompt: l.context.SystemPrompt, Segments: l.segments,
 		Offset: l.context.Offset, Total: total, Next: from, Messages: []agent.Message{}}
 	size := 0
 	for i := from; i < to; i++ {

@@ -13,8 +13,9 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -86,8 +87,8 @@ func (h *harness) startWorker() {
 }
 
 // input is a run of the scripted model with the named tools.
-func (h *harness) input(prompt string, toolNames ...string) workflows.AgentLoopInput {
-	return workflows.AgentLoopInput{
+func (h *harness) input(prompt string, toolNames ...string) agentapi.AgentLoopInput {
+	return agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: toolNames},
 		Prompt:     prompt,
 	}
@@ -98,7 +99,7 @@ func (h *harness) start(in any) client.WorkflowRun {
 	return testenv.Start(h.t, h.c, h.queue, "test-", in)
 }
 
-func (h *harness) result(run client.WorkflowRun) workflows.AgentLoopResult {
+func (h *harness) result(run client.WorkflowRun) agentapi.AgentLoopResult {
 	h.t.Helper()
 	return testenv.Result(h.t, run, time.Minute)
 }
@@ -114,11 +115,11 @@ func (h *harness) events(run client.WorkflowRun) []agent.Event {
 const settleTimeout = 2 * time.Minute
 
 // waitState polls the state Query until ok accepts it.
-func (h *harness) waitState(run client.WorkflowRun, ok func(workflows.RunState) bool) workflows.RunState {
+func (h *harness) waitState(run client.WorkflowRun, ok func(agentapi.RunState) bool) agentapi.RunState {
 	h.t.Helper()
-	var st workflows.RunState
+	var st agentapi.RunState
 	require.Eventually(h.t, func() bool {
-		resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryState)
+		resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), agentapi.QueryState)
 		if err != nil || resp.Get(&st) != nil {
 			return false
 		}
@@ -153,6 +154,6 @@ func answer(blocks ...agent.Content) llm.ScriptedResponse {
 	return llm.ScriptedResponse{Content: blocks}
 }
 
-func lastMessage(res workflows.AgentLoopResult) agent.Message {
+func lastMessage(res agentapi.AgentLoopResult) agent.Message {
 	return res.Messages[len(res.Messages)-1]
 }

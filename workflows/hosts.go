@@ -12,6 +12,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Host affinity that survives hosts. A run's workspace tools go to the
@@ -103,11 +104,11 @@ func (l *loop) lookupHostGone(ctx workflow.Context, name string, f workflow.Futu
 // hostOf is the host id in the name of a host queue of taskQueue (see
 // HostQueue), or the queue's name when it is not named so.
 func hostOf(taskQueue, queue string) string {
-	if id, ok := strings.CutPrefix(queue, taskQueue+HostQueueInfix); ok && id != "" {
+	if id, ok := strings.CutPrefix(queue, taskQueue+agentapi.HostQueueInfix); ok && id != "" {
 		return id
 	}
-	if i := strings.Index(queue, HostQueueInfix); i >= 0 {
-		return queue[i+len(HostQueueInfix):]
+	if i := strings.Index(queue, agentapi.HostQueueInfix); i >= 0 {
+		return queue[i+len(agentapi.HostQueueInfix):]
 	}
 	return queue
 }

@@ -7,16 +7,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // The "host ... is unavailable" result names the host id, which is what
 // follows the task queue and "-host-" in the host queue's name, even when
 // the id itself has "-host-" in it.
 func TestHostOf(t *testing.T) {
-	require.Equal(t, "host-a", hostOf(TaskQueue, HostQueue(TaskQueue, "host-a")))
-	require.Equal(t, "pod-3", hostOf(TaskQueue, HostQueue(TaskQueue, "pod-3")))
-	require.Equal(t, "h1", hostOf("other", HostQueue(TaskQueue, "h1")), "a queue of another task queue's host")
-	require.Equal(t, "gpu-box", hostOf(TaskQueue, "gpu-box"), "a -host-queue named otherwise")
+	require.Equal(t, "host-a", hostOf(agentapi.TaskQueue, agentapi.HostQueue(agentapi.TaskQueue, "host-a")))
+	require.Equal(t, "pod-3", hostOf(agentapi.TaskQueue, agentapi.HostQueue(agentapi.TaskQueue, "pod-3")))
+	require.Equal(t, "h1", hostOf("other", agentapi.HostQueue(agentapi.TaskQueue, "h1")), "a queue of another task queue's host")
+	require.Equal(t, "gpu-box", hostOf(agentapi.TaskQueue, "gpu-box"), "a -host-queue named otherwise")
 }
 
 // A run's hostStartTimeout beats the worker's, which beats the default;

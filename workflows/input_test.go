@@ -14,8 +14,8 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/testenv"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 )
 
 // Bad input fails the run at once, with a non-retryable error that says what
@@ -29,17 +29,17 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 		kind  string
 	}{
 		{"malformed JSON shape", json.RawMessage(`{"model":{"provider":"test","id":"script"},"tools":"ls"}`),
-			"invalid input: tools: got a JSON string, want a JSON array of strings", workflows.ErrInvalidInput},
-		{"not an object", json.RawMessage(`"hello"`), "invalid input: the input must be a JSON object, not a JSON string", workflows.ErrInvalidInput},
-		{"no model", json.RawMessage(`{"prompt":"hi"}`), `model: want {"provider": "...", "id": "..."}`, workflows.ErrInvalidInput},
+			"invalid input: tools: got a JSON string, want a JSON array of strings", agentapi.ErrInvalidInput},
+		{"not an object", json.RawMessage(`"hello"`), "invalid input: the input must be a JSON object, not a JSON string", agentapi.ErrInvalidInput},
+		{"no model", json.RawMessage(`{"prompt":"hi"}`), `model: want {"provider": "...", "id": "..."}`, agentapi.ErrInvalidInput},
 		{"bad mode", json.RawMessage(`{"model":{"provider":"test","id":"script"},"prompt":"hi","toolExecution":"fast"}`),
-			`toolExecution "fast": want parallel or sequential`, workflows.ErrInvalidInput},
+			`toolExecution "fast": want parallel or sequential`, agentapi.ErrInvalidInput},
 		{"nothing to continue", json.RawMessage(`{"model":{"provider":"test","id":"script"}}`),
-			"Cannot continue: no messages in context", workflows.ErrInvalidInput},
+			"Cannot continue: no messages in context", agentapi.ErrInvalidInput},
 		{"assistant tail", json.RawMessage(`{"model":{"provider":"test","id":"script"},"messages":[{"role":"assistant","content":[]}]}`),
-			"Cannot continue from message role: assistant", workflows.ErrInvalidInput},
+			"Cannot continue from message role: assistant", agentapi.ErrInvalidInput},
 		{"bad block", json.RawMessage(`{"model":{"provider":"test","id":"script"},"prompts":[{"role":"user","content":[{"type":"video"}]}]}`),
-			`unknown content block type "video"`, workflows.ErrInvalidInput},
+			`unknown content block type "video"`, agentapi.ErrInvalidInput},
 		{"unknown provider", h.input("hi"), `unknown model provider "nope"`, activities.ErrUnknownModelProvider},
 		{"unknown model", h.input("hi"), `scripted model "nope" is not registered`, activities.ErrUnknownModel},
 		{"unknown tool", h.input("hi", "ls", "teleport"), `unknown tools ["teleport"]`, activities.ErrUnknownTool},
@@ -48,11 +48,11 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 		{"unknown hook", h.input("hi"), `lacks hooks ["beforeToolCall policy"]`, activities.ErrConfigDrift},
 		// A misspelt field would start a run without what it names.
 		{"misspelt field", json.RawMessage(`{"model":{"provider":"test","id":"script"},"promt":"hi"}`),
-			`invalid input: unknown field "promt"`, workflows.ErrInvalidInput},
+			`invalid input: unknown field "promt"`, agentapi.ErrInvalidInput},
 	}
-	cases[7].input = withModel(cases[7].input.(workflows.AgentLoopInput), "nope", "script")
-	cases[8].input = withModel(cases[8].input.(workflows.AgentLoopInput), "test", "nope")
-	in := cases[10].input.(workflows.AgentLoopInput)
+	cases[7].input = withModel(cases[7].input.(agentapi.AgentLoopInput), "nope", "script")
+	cases[8].input = withModel(cases[8].input.(agentapi.AgentLoopInput), "test", "nope")
+	in := cases[10].input.(agentapi.AgentLoopInput)
 	in.BeforeToolCall = []string{"policy"}
 	in.ConfigDriftTimeout = "1s"
 	cases[10].input = in
@@ -76,7 +76,7 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 	}
 }
 
-func withModel(in workflows.AgentLoopInput, provider, id string) workflows.AgentLoopInput {
+func withModel(in agentapi.AgentLoopInput, provider, id string) agentapi.AgentLoopInput {
 	in.Model = agent.ModelRef{Provider: provider, ID: id}
 	return in
 }

@@ -11,25 +11,19 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/store"
 )
 
-// Large inputs. A person's message may be up to MaxQueuedMessageBytes, and
-// a model turn's input, a carry or a result must stay under Temporal's
-// 2 MB payload limit: three 900 KB steering messages sent inline once
+// Large inputs. A person's message may be up to
+// agentapi.MaxQueuedMessageBytes, and a model turn's input, a carry or a
+// result must stay under Temporal's 2 MB payload limit: three 900 KB steering messages sent inline once
 // made the next model turn's input 2.7 MB, and the server terminated the
 // session. So the workflow holds, queues, carries and sends on stubs for
 // every block over store.InlineLimit: agentclient stores them before it
 // sends; what arrives inline anyway (the Temporal CLI, the Web UI) is
 // stored by the StoreInputs local activity before it is queued or run.
-// What stays inline is bounded in all by MaxQueuedBytes.
-
-// MaxQueuedBytes bounds what waits in the queues, in all: steering,
-// follow-ups and a session's prompt waiting to start, counted as they sit
-// in the workflow once their large content is stored (a stub of about 200
-// bytes for each block over store.InlineLimit). A model turn's input and a
-// carry hold what the queues held.
-const MaxQueuedBytes = 1 << 20
+// What stays inline is bounded in all by agentapi.MaxQueuedBytes.
 
 // Change IDs. Histories recorded before them never stored inputs nor
 // refused a queued message for the queues' total.
@@ -48,7 +42,7 @@ type inputState struct {
 	// a later one's. next is the next ticket, served the next to queue.
 	next, served int
 	// dropped are notes of Signals the run could not take, newest last.
-	dropped []DroppedMessage
+	dropped []agentapi.DroppedMessage
 	// prompts is a session's prompt waiting to start (nil for AgentLoop).
 	prompts func() []agent.Message
 }
@@ -135,13 +129,13 @@ func (l *loop) queuedBytes() (steering, followUps, prompts int) {
 // have no room for, saying the limit and what is queued.
 func (l *loop) checkRoom(n int) error {
 	s, f, p := l.queuedBytes()
-	if s+f+p+n <= MaxQueuedBytes {
+	if s+f+p+n <= agentapi.MaxQueuedBytes {
 		return nil
 	}
 	return fmt.Errorf("the queues are full: they hold %d bytes (steering %d in %d messages, follow-ups %d in %d, prompt %d) "+
 		"and this message adds %d; the limit is %d bytes in all, content blocks over %d bytes counting as %d-byte stubs: "+
 		"send it when the run has taken what is queued",
-		s+f+p, s, len(l.steering.items), f, len(l.followUps.items), p, n, MaxQueuedBytes, store.InlineLimit, l.stubBytes())
+		s+f+p, s, len(l.steering.items), f, len(l.followUps.items), p, n, agentapi.MaxQueuedBytes, store.InlineLimit, l.stubBytes())
 }
 
 // storeInputs returns messages with their large content stored (the
@@ -246,17 +240,17 @@ func (l *loop) queueSignalled(channel string, q *queue, m agent.Message, prompt 
 // dropSignal logs and notes a Signal of n bytes of content the run drops.
 func (l *loop) dropSignal(channel string, n int, what string, err error) {
 	workflow.GetLogger(l.rootCtx).Warn("Dropped a "+channel+" signal: "+what, "Channel", channel, "Error", err)
-	l.inputs.dropped = append(l.inputs.dropped, DroppedMessage{
+	l.inputs.dropped = append(l.inputs.dropped, agentapi.DroppedMessage{
 		Signal: channel, Bytes: n, Reason: err.Error(), At: workflow.Now(l.rootCtx).UnixMilli()})
 	if n := len(l.inputs.dropped) - maxDropped; n > 0 {
-		l.inputs.dropped = append([]DroppedMessage{}, l.inputs.dropped[n:]...)
+		l.inputs.dropped = append([]agentapi.DroppedMessage{}, l.inputs.dropped[n:]...)
 	}
 }
 
 // resultBudget is what the result's messages may take: 1 MiB, less what
 // the result's queues hold inline, so that the result stays under the
 // payload limit with the queues full.
-func (l *loop) resultBudget(ctx workflow.Context, res AgentLoopResult) int {
+func (l *loop) resultBudget(ctx workflow.Context, res agentapi.AgentLoopResult) int {
 	q := l.inlineBytes(res.Steering...) + l.inlineBytes(res.FollowUps...)
 	if q == 0 || !l.capsQueues(ctx) {
 		return maxResultBytes

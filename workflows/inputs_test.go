@@ -17,11 +17,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // inputsPayloadBound is what no payload the workflow makes (an activity's
@@ -36,7 +36,7 @@ const inputsWait = 3 * time.Minute
 
 // inputsSession is a session whose first prompt calls the slow tool, which
 // runs until release is closed; started is closed when it runs.
-func inputsSession(t *testing.T, in workflows.SessionInput, script ...llm.ScriptedResponse) (h *harness, run client.WorkflowRun, release func()) {
+func inputsSession(t *testing.T, in agentapi.SessionInput, script ...llm.ScriptedResponse) (h *harness, run client.WorkflowRun, release func()) {
 	t.Helper()
 	started, released := make(chan struct{}), make(chan struct{})
 	script = append([]llm.ScriptedResponse{answer(call("c1", "slow"))}, script...)
@@ -50,7 +50,7 @@ func inputsSession(t *testing.T, in workflows.SessionInput, script ...llm.Script
 	}))
 	in.Tools = []string{"slow"}
 	run = h.startSession(in)
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil))
 	select {
 	case <-started:
 	case <-time.After(inputsWait):
@@ -140,12 +140,12 @@ func inputsChain(t *testing.T, h *harness, id string, minRuns, bound int) int64 
 // goes on. Before, that input was 2.7 MB and the server terminated the
 // session (BadScheduleActivityAttributes).
 func TestInputsThreeLargeSteersWhileAToolRuns(t *testing.T) {
-	h, run, release := inputsSession(t, workflows.SessionInput{LoopConfig: agent.LoopConfig{SteeringMode: agent.QueueAll}},
+	h, run, release := inputsSession(t, agentapi.SessionInput{LoopConfig: agent.LoopConfig{SteeringMode: agent.QueueAll}},
 		answer(text("steered")), answer(text("still here")))
 	var steers []string
 	for i := range 3 {
 		steers = append(steers, incompressible(uint64(100+i), 900_000))
-		st, err := update(t, h.c, run, workflows.UpdateSteer, agent.UserText(steers[i], 0))
+		st, err := update(t, h.c, run, agentapi.UpdateSteer, agent.UserText(steers[i], 0))
 		require.NoError(t, err)
 		require.Equal(t, i+1, st.Queued)
 	}
@@ -154,7 +154,7 @@ func TestInputsThreeLargeSteersWhileAToolRuns(t *testing.T) {
 	require.Equal(t, []string{"go", steers[0], steers[1], steers[2]}, inputsUserTexts(h, 1),
 		"the second model turn sees the three steering messages whole, in order")
 
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "more"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "more"}, nil))
 	inputsRunEnds(t, h, run, 2)
 	require.Equal(t, agent.StopReasonStop, h.sessionState(run).StopReason)
 	total := inputsChain(t, h, run.GetID(), 1, inputsPayloadBound)
@@ -165,10 +165,10 @@ func TestInputsThreeLargeSteersWhileAToolRuns(t *testing.T) {
 // going waits as a follow-up, its content stored: the model gets it whole
 // and the session goes on.
 func TestInputsLargePromptSignalDuringARun(t *testing.T) {
-	h, run, release := inputsSession(t, workflows.SessionInput{}, answer(text("done")), answer(text("read the big prompt")))
+	h, run, release := inputsSession(t, agentapi.SessionInput{}, answer(text("done")), answer(text("read the big prompt")))
 	big := incompressible(7, 1<<20)
-	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", workflows.SignalPrompt, workflows.PromptRequest{Text: big}))
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.FollowUps) == 1 })
+	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", agentapi.SignalPrompt, agentapi.PromptRequest{Text: big}))
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.FollowUps) == 1 })
 	release()
 	inputsRunEnds(t, h, run, 1)
 	texts := inputsUserTexts(h, 2)
@@ -185,7 +185,7 @@ func TestInputsLargePromptSignalDuringARun(t *testing.T) {
 // paused run's pending messages) and answered, all in one turn (follow-up
 // mode all), each whole.
 func TestInputsFiftyFollowUpsAcrossContinueAsNew(t *testing.T) {
-	h, run, release := inputsSession(t, workflows.SessionInput{
+	h, run, release := inputsSession(t, agentapi.SessionInput{
 		LoopConfig:              agent.LoopConfig{FollowUpMode: agent.QueueAll},
 		ContinueAsNewAfterTurns: 1,
 	}, answer(text("done")), answer(text("answered all fifty")))
@@ -193,8 +193,8 @@ func TestInputsFiftyFollowUpsAcrossContinueAsNew(t *testing.T) {
 	var sent []string
 	for i := range 50 {
 		sent = append(sent, incompressible(uint64(200+i), 100_000))
-		var st workflows.QueueStatus
-		require.NoError(t, agentclient.UpdateWithOptions(ctx, h.c, run.GetID(), workflows.UpdateFollowUp,
+		var st agentapi.QueueStatus
+		require.NoError(t, agentclient.UpdateWithOptions(ctx, h.c, run.GetID(), agentapi.UpdateFollowUp,
 			agent.UserText(sent[i], 0), &st, agentclient.UpdateOptions{Store: testenv.Store(t)}))
 		require.Equal(t, i+1, st.Queued)
 	}
@@ -227,20 +227,20 @@ func inputsSmallBlocks(seed uint64, n int) agent.Message {
 // run accepted is lost: the model gets what was queued, and the refused
 // message is taken once there is room.
 func TestInputsOverTheCapIsRefused(t *testing.T) {
-	h, run, release := inputsSession(t, workflows.SessionInput{LoopConfig: agent.LoopConfig{SteeringMode: agent.QueueAll}},
+	h, run, release := inputsSession(t, agentapi.SessionInput{LoopConfig: agent.LoopConfig{SteeringMode: agent.QueueAll}},
 		answer(text("took the first")), answer(text("took the second")))
 	first, second := inputsSmallBlocks(1, 600_000), inputsSmallBlocks(2, 600_000)
-	_, err := update(t, h.c, run, workflows.UpdateSteer, first)
+	_, err := update(t, h.c, run, agentapi.UpdateSteer, first)
 	require.NoError(t, err)
-	_, err = update(t, h.c, run, workflows.UpdateSteer, second)
+	_, err = update(t, h.c, run, agentapi.UpdateSteer, second)
 	require.Error(t, err, "the queues have no room for a second 600 KB of inline text")
 	require.Contains(t, err.Error(), "the queues are full")
-	require.Contains(t, err.Error(), fmt.Sprintf("the limit is %d bytes in all", workflows.MaxQueuedBytes))
+	require.Contains(t, err.Error(), fmt.Sprintf("the limit is %d bytes in all", agentapi.MaxQueuedBytes))
 	t.Logf("refusal: %v", err)
 
-	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", workflows.SignalSteer, second))
-	st := h.waitState(run, func(s workflows.RunState) bool { return len(s.Dropped) == 1 })
-	require.Equal(t, workflows.SignalSteer, st.Dropped[0].Signal)
+	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", agentapi.SignalSteer, second))
+	st := h.waitState(run, func(s agentapi.RunState) bool { return len(s.Dropped) == 1 })
+	require.Equal(t, agentapi.SignalSteer, st.Dropped[0].Signal)
 	require.Contains(t, st.Dropped[0].Reason, "the queues are full")
 	require.Len(t, st.Steering, 1, "the accepted message is still queued")
 
@@ -250,11 +250,11 @@ func TestInputsOverTheCapIsRefused(t *testing.T) {
 	require.Equal(t, agent.TextOf(first.Content), inputsUserTexts(h, 1)[1], "the accepted steering message reached the model")
 
 	// With the queue taken, the same message is accepted.
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Messages: []agent.Message{second}}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Messages: []agent.Message{second}}, nil))
 	inputsRunEnds(t, h, run, 2)
 	texts := inputsUserTexts(h, 2)
 	require.Equal(t, agent.TextOf(second.Content), texts[len(texts)-1])
-	inputsChain(t, h, run.GetID(), 1, workflows.MaxQueuedBytes+inputsPayloadBound)
+	inputsChain(t, h, run.GetID(), 1, agentapi.MaxQueuedBytes+inputsPayloadBound)
 }
 
 // recordSessionLargeInputs records the stored inputs for the replay
@@ -269,15 +269,15 @@ func recordSessionLargeInputs(t *testing.T) (client.Client, string) {
 		answer(text("followed up")),
 	}, g.tool("wait"))
 	ctx := context.Background()
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}}})
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}}})
 	id := run.GetID()
 	large := func(s string) string { return strings.Repeat(s, 8000) }
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: large("p")}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	h.updateOnce(id, "steer-1", workflows.UpdateSteer, agent.UserText(large("s"), 0), nil)
-	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", workflows.SignalSteer, agent.UserText(large("t"), 0)))
-	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", workflows.SignalPrompt, workflows.PromptRequest{Text: large("f")}))
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.Steering) == 2 && len(s.FollowUps) == 1 })
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: large("p")}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.updateOnce(id, "steer-1", agentapi.UpdateSteer, agent.UserText(large("s"), 0), nil)
+	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", agentapi.SignalSteer, agent.UserText(large("t"), 0)))
+	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", agentapi.SignalPrompt, agentapi.PromptRequest{Text: large("f")}))
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.Steering) == 2 && len(s.FollowUps) == 1 })
 	close(g.release)
 	h.waitRunEnd(run, 1)
 	h.mu.Lock()

@@ -1,12 +1,11 @@
 package workflows
 
 import (
-	"strings"
-
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // What `starter session list` shows of a session beyond the search
@@ -14,30 +13,28 @@ import (
 // kept in the memo, which every list result carries and which needs no
 // registration in the namespace. A session upserts it once per run, when
 // the run ends, and the Web UI's current details carry the title too.
+// The memo's keys and the title are agentapi's (MemoTitle, MemoLastActivity,
+// Title).
 const (
-	MemoTitle        = "title"
-	MemoLastActivity = "lastActivity"
 	// listingChange adds the memo upsert after each run; histories of
 	// sessions started before it replay without it.
 	listingChange = "session-list-memo"
-	// maxTitleRunes cuts a title to what fits a list line.
-	maxTitleRunes = 80
 )
 
 // noteRun records, after a run, the session's title and last activity in
 // its memo.
 func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message) {
-	memo := map[string]any{MemoLastActivity: workflow.Now(ctx).UTC()}
+	memo := map[string]any{agentapi.MemoLastActivity: workflow.Now(ctx).UTC()}
 	if s.title == "" {
 		// A memo with a title (set at start, or carried over by
 		// continue-as-new) keeps it; the details show it when it can be
 		// read here, else this run's prompt.
-		title, present := memoString(ctx, MemoTitle)
+		title, present := memoString(ctx, agentapi.MemoTitle)
 		if title == "" {
-			title = Title(prompts)
+			title = agentapi.Title(prompts)
 		}
 		if !present {
-			memo[MemoTitle] = title
+			memo[agentapi.MemoTitle] = title
 		}
 		s.title = title
 	}
@@ -45,20 +42,6 @@ func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message) {
 		return
 	}
 	_ = workflow.UpsertMemo(ctx, memo)
-}
-
-// Title is a session's title from its first prompt: the text on one line,
-// cut to maxTitleRunes.
-func Title(prompts []agent.Message) string {
-	for _, m := range prompts {
-		if t := strings.Join(strings.Fields(agent.TextOf(m.Content)), " "); t != "" {
-			if r := []rune(t); len(r) > maxTitleRunes {
-				t = string(r[:maxTitleRunes-1]) + "…"
-			}
-			return t
-		}
-	}
-	return ""
 }
 
 // memoString reads a string field of the run's memo (a continued run's

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,26 +10,8 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
-
-// ErrInvalidInput is the ApplicationError type of a run whose input cannot
-// be served; such a run fails at once and is not retried.
-const ErrInvalidInput = "InvalidInput"
-
-// UnmarshalJSON never fails: a malformed input is recorded, and the run
-// fails at once with a non-retryable InvalidInput that says what is wrong,
-// rather than with the SDK's decode error.
-func (in *AgentLoopInput) UnmarshalJSON(b []byte) error {
-	type plain AgentLoopInput
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		*in = AgentLoopInput{decodeErr: DecodeError(err)}
-		return nil
-	}
-	*in = AgentLoopInput(p)
-	in.unknownField = unknownField(b, &plain{})
-	return nil
-}
 
 // AgentLoop runs pi's agent loop (runAgentLoop / runAgentLoopContinue) as a
 // workflow: each model turn and each prepare, execute and finalize stage of
@@ -39,7 +20,7 @@ func (in *AgentLoopInput) UnmarshalJSON(b []byte) error {
 // A long run continues as new between two turns when the server suggests
 // it or after ContinueAsNewAfterTurns turns; its events go on in the next
 // workflow run of the same id without a gap.
-func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error) {
+func AgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.AgentLoopResult, error) {
 	prompts, inputErr := checkInput(ctx, &in)
 	l := newLoop(ctx, in.LoopConfig, in.Messages)
 	l.steering.items = in.Steering
@@ -47,22 +28,22 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 	l.restore(in.Carry)
 	l.continueAfterTurns = in.ContinueAsNewAfterTurns
 	if err := l.registerHandlers(ctx); err != nil {
-		return AgentLoopResult{}, err
+		return agentapi.AgentLoopResult{}, err
 	}
 	if inputErr != nil {
-		l.status = statusFailed
-		return AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), ErrInvalidInput, nil)
+		l.status = agentapi.StatusFailed
+		return agentapi.AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), agentapi.ErrInvalidInput, nil)
 	}
 	if err := l.resolve(ctx); err != nil {
-		l.status = statusFailed
-		return AgentLoopResult{}, err
+		l.status = agentapi.StatusFailed
+		return agentapi.AgentLoopResult{}, err
 	}
 	msgs := in.Messages
 	if in.Carry == nil {
 		adopted, err := l.adoptInput(ctx, &msgs, &prompts, &l.steering.items, &l.followUps.items)
 		if err != nil {
-			l.status = statusFailed
-			return AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
+			l.status = agentapi.StatusFailed
+			return agentapi.AgentLoopResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), agentapi.ErrInvalidInput, nil)
 		}
 		if adopted {
 			l.replaceContext(msgs)
@@ -72,10 +53,10 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 	l.checkHost(ctx)
 	// After adoption: msgs' stubs of other runs now name this run's copies.
 	l.storeStart(ctx, msgs, &prompts, &l.steering.items, &l.followUps.items)
-	var paused *PausedRun
+	var paused *agentapi.PausedRun
 	if in.Carry != nil && in.Carry.Run != nil {
 		l.runNumber = 1
-		l.setStatus(ctx, statusRunning)
+		l.setStatus(ctx, agentapi.StatusRunning)
 		paused = l.runLoop(ctx, *in.Carry.Run)
 	} else {
 		l.beginRun()
@@ -84,22 +65,22 @@ func AgentLoop(ctx workflow.Context, in AgentLoopInput) (AgentLoopResult, error)
 	if paused != nil {
 		return l.continueAsNew(ctx, in, paused)
 	}
-	l.setStatus(ctx, statusEnded)
+	l.setStatus(ctx, agentapi.StatusEnded)
 	return l.finish(ctx)
 }
 
 // continueAsNew hands a paused run over to a new workflow run of the same
 // id once every handler has finished.
-func (l *loop) continueAsNew(ctx workflow.Context, in AgentLoopInput, paused *PausedRun) (AgentLoopResult, error) {
+func (l *loop) continueAsNew(ctx workflow.Context, in agentapi.AgentLoopInput, paused *agentapi.PausedRun) (agentapi.AgentLoopResult, error) {
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	l.drainSignals(ctx)
-	next := AgentLoopInput{
+	next := agentapi.AgentLoopInput{
 		LoopConfig:              l.cfg,
 		ContinueAsNewAfterTurns: in.ContinueAsNewAfterTurns,
 		Carry:                   l.carry(paused),
 	}
-	l.status = statusContinued
-	return AgentLoopResult{}, workflow.NewContinueAsNewError(ctx, AgentLoopWorkflow, next)
+	l.status = agentapi.StatusContinued
+	return agentapi.AgentLoopResult{}, workflow.NewContinueAsNewError(ctx, agentapi.AgentLoopWorkflow, next)
 }
 
 // resolve checks the model, tools and hooks against the worker's registries
@@ -163,12 +144,12 @@ func validateMessages(field string, ms []agent.Message) []error {
 }
 
 // checkInput fills defaults, validates the input and returns the prompts.
-func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, error) {
-	if in.decodeErr != "" {
-		return nil, errors.New(in.decodeErr)
+func checkInput(ctx workflow.Context, in *agentapi.AgentLoopInput) ([]agent.Message, error) {
+	if in.DecodeErr() != "" {
+		return nil, errors.New(in.DecodeErr())
 	}
-	if refuseUnknownField(ctx, in.unknownField) {
-		return nil, fmt.Errorf("unknown field %q", in.unknownField)
+	if refuseUnknownField(ctx, in.UnknownField()) {
+		return nil, fmt.Errorf("unknown field %q", in.UnknownField())
 	}
 	now := workflow.Now(ctx).UnixMilli()
 	prompts := slices.Clone(in.Prompts)
@@ -215,15 +196,15 @@ func checkInput(ctx workflow.Context, in *AgentLoopInput) ([]agent.Message, erro
 // steering poll, as pi's Agent.continue does when it runs drained steering
 // messages as prompts. It returns the run's state when l.suspend stopped it
 // between two turns, nil when the run ended.
-func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPoll bool) *PausedRun {
-	l.setStatus(ctx, statusRunning)
+func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPoll bool) *agentapi.PausedRun {
+	l.setStatus(ctx, agentapi.StatusRunning)
 	l.emit(agent.Event{Type: agent.EventAgentStart})
 	l.emit(agent.Event{Type: agent.EventTurnStart})
 	for _, p := range prompts {
 		l.emitMessage(p)
 		l.push(p)
 	}
-	rs := PausedRun{FirstTurn: true, HasMoreToolCalls: true}
+	rs := agentapi.PausedRun{FirstTurn: true, HasMoreToolCalls: true}
 	l.drainSignals(ctx)
 	if !skipSteeringPoll {
 		rs.Pending = l.poll(ctx, &l.steering)
@@ -232,7 +213,7 @@ func (l *loop) run(ctx workflow.Context, prompts []agent.Message, skipSteeringPo
 }
 
 // runLoop is pi's runLoop from a given state.
-func (l *loop) runLoop(ctx workflow.Context, rs PausedRun) *PausedRun {
+func (l *loop) runLoop(ctx workflow.Context, rs agentapi.PausedRun) *agentapi.PausedRun {
 	l.normalTurns = rs.NormalTurns
 	if rs.BudgetRefused != "" {
 		l.budgetRefused = rs.BudgetRefused

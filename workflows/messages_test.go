@@ -11,11 +11,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // gate is a tool that runs until released or cancelled, and says which.
@@ -38,16 +37,16 @@ func (g *gate) tool(name string) tools.FuncTool {
 	})
 }
 
-func update(t *testing.T, c client.Client, run client.WorkflowRun, name string, arg any) (workflows.QueueStatus, error) {
+func update(t *testing.T, c client.Client, run client.WorkflowRun, name string, arg any) (agentapi.QueueStatus, error) {
 	t.Helper()
 	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
 		WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateName: name, Args: []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return workflows.QueueStatus{}, err
+		return agentapi.QueueStatus{}, err
 	}
-	var st workflows.QueueStatus
+	var st agentapi.QueueStatus
 	return st, h.Get(context.Background(), &st)
 }
 
@@ -59,7 +58,7 @@ func TestSteerAndFollowUpUpdates(t *testing.T) {
 		answer(text("after follow-up")),
 	}, g.tool("wait"))
 	run := h.start(h.input("go", "wait"))
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 
 	rejected := []struct {
 		arg  any
@@ -69,21 +68,21 @@ func TestSteerAndFollowUpUpdates(t *testing.T) {
 		{agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text("")}}, "message is empty"},
 		{agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("hi")}}, `role user, not "assistant"`},
 		{agent.Message{Content: []agent.Content{{Type: "video"}}}, `unknown content block type "video"`},
-		{agent.UserText(strings.Repeat("x", workflows.MaxQueuedMessageBytes), 0), "the limit is"},
+		{agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
 		{"just a string", "cannot unmarshal"},
 	}
 	for _, r := range rejected {
-		_, err := update(t, h.c, run, workflows.UpdateSteer, r.arg)
+		_, err := update(t, h.c, run, agentapi.UpdateSteer, r.arg)
 		require.Error(t, err)
 		require.Contains(t, err.Error(), r.want)
 	}
-	st, err := update(t, h.c, run, workflows.UpdateSteer, map[string]any{"content": "steer me"})
+	st, err := update(t, h.c, run, agentapi.UpdateSteer, map[string]any{"content": "steer me"})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Queued)
-	st, err = update(t, h.c, run, workflows.UpdateFollowUp, agent.UserText("and then this", 0))
+	st, err = update(t, h.c, run, agentapi.UpdateFollowUp, agent.UserText("and then this", 0))
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Queued)
-	state := h.waitState(run, func(workflows.RunState) bool { return true })
+	state := h.waitState(run, func(agentapi.RunState) bool { return true })
 	require.Len(t, state.Steering, 1)
 	require.Len(t, state.FollowUps, 1)
 	close(g.release)
@@ -96,7 +95,7 @@ func TestSteerAndFollowUpUpdates(t *testing.T) {
 	require.Equal(t, []string{"user:go", "assistant:working", "toolResult:released", "user:steer me",
 		"assistant:after steering", "user:and then this", "assistant:after follow-up"}, roles)
 
-	_, err = update(t, h.c, run, workflows.UpdateSteer, agent.UserText("too late", 0))
+	_, err = update(t, h.c, run, agentapi.UpdateSteer, agent.UserText("too late", 0))
 	require.Error(t, err, "a run that has ended refuses messages")
 }
 
@@ -104,12 +103,12 @@ func TestSignalTwins(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, []llmResponse{answer(call("c1", "wait")), answer(text("steered")), answer(text("followed"))}, g.tool("wait"))
 	run := h.start(h.input("go", "wait"))
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 	ctx := context.Background()
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalSteer, map[string]any{"content": ""}))
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalSteer, "not a message"))
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalSteer, map[string]any{"content": "by signal"}))
-	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.SignalFollowUp, map[string]any{"content": "later"}))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.SignalSteer, map[string]any{"content": ""}))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.SignalSteer, "not a message"))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.SignalSteer, map[string]any{"content": "by signal"}))
+	require.NoError(t, h.c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), agentapi.SignalFollowUp, map[string]any{"content": "later"}))
 	close(g.release)
 	res := h.result(run)
 	require.Len(t, res.Messages, 7)
@@ -130,14 +129,14 @@ func TestAbortCancelsToolsAndEndsWithoutCallingTheModel(t *testing.T) {
 	in := h.input("go", "wait", "later")
 	in.ToolExecution = agent.ExecutionSequential
 	run := h.start(in)
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 
 	h2, err := h.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
-		WorkflowID: run.GetID(), UpdateName: workflows.UpdateAbort, Args: []any{activities.AbortRequest{Reason: "stop"}},
+		WorkflowID: run.GetID(), UpdateName: agentapi.UpdateAbort, Args: []any{agentapi.AbortRequest{Reason: "stop"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	require.NoError(t, err)
-	var st workflows.AbortStatus
+	var st agentapi.AbortStatus
 	require.NoError(t, h2.Get(context.Background(), &st))
 	require.False(t, st.AlreadyAborted)
 
@@ -157,13 +156,13 @@ func TestWorkflowCancelEndsLikeAbort(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, []llmResponse{answer(call("c1", "wait")), answer(text("never"))}, g.tool("wait"))
 	run := h.start(h.input("go", "wait"))
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 	require.NoError(t, h.c.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
 
 	err := run.Get(context.Background(), nil)
 	var cancelled *temporal.CanceledError
 	require.True(t, errors.As(err, &cancelled), "%v", err)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, cancelled.Details(&res))
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	require.True(t, g.sawDone.Load())
@@ -176,7 +175,7 @@ func TestEventsAndStateQueries(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, []llmResponse{answer(text("a"), call("c1", "wait")), answer(text("b"))}, g.tool("wait"))
 	run := h.start(h.input("go", "wait"))
-	st := h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	st := h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 	require.Equal(t, "running", st.Status)
 	require.Equal(t, 1, st.Turn)
 	require.Equal(t, []string{"c1"}, st.PendingToolCalls)
@@ -187,9 +186,9 @@ func TestEventsAndStateQueries(t *testing.T) {
 	for i, e := range all {
 		require.EqualValues(t, i+1, e.Seq)
 	}
-	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.QueryEvents, workflows.EventsQuery{After: 5, Limit: 3})
+	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), agentapi.QueryEvents, agentapi.EventsQuery{After: 5, Limit: 3})
 	require.NoError(t, err)
-	var page workflows.EventsPage
+	var page agentapi.EventsPage
 	require.NoError(t, resp.Get(&page))
 	require.Len(t, page.Events, 3)
 	require.EqualValues(t, 6, page.Events[0].Seq)

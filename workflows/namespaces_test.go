@@ -14,11 +14,11 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/s3server"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Two namespaces share one S3 store and a workflow id. The id's run in
@@ -59,18 +59,18 @@ func TestSweepOfOneNamespaceLeavesAnother(t *testing.T) {
 	hB.startWorker()
 
 	id := "shared-" + testenv.Suffix()
-	runA, err := hA.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: hA.queue}, workflows.AgentLoopWorkflow, hA.input("read the big file", "big"))
+	runA, err := hA.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: hA.queue}, agentapi.AgentLoopWorkflow, hA.input("read the big file", "big"))
 	require.NoError(t, err)
 	require.NoError(t, runA.Get(ctx, nil))
 
 	var sessB client.WorkflowRun
 	require.Eventually(t, func() bool { // a new namespace takes a moment to reach every service
-		sessB, err = cB.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: hB.queue}, workflows.SessionWorkflow,
-			workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"big"}}})
+		sessB, err = cB.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: hB.queue}, agentapi.SessionWorkflow,
+			agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"big"}}})
 		return err == nil
 	}, settleTimeout, 500*time.Millisecond, "start in namespace fleet-b: %v", err)
 	t.Cleanup(func() { _ = cB.TerminateWorkflow(context.Background(), id, "", "test over") })
-	require.NoError(t, hB.sessionUpdate(sessB, workflows.UpdatePrompt, workflows.PromptRequest{Text: "read the big file"}, nil))
+	require.NoError(t, hB.sessionUpdate(sessB, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "read the big file"}, nil))
 	hB.waitRunEnd(sessB, 1)
 
 	_, err = base.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
@@ -86,7 +86,7 @@ func TestSweepOfOneNamespaceLeavesAnother(t *testing.T) {
 	require.Equal(t, []string{id}, swept.Deleted)
 	require.Equal(t, 1, swept.Other, "fleet-b's scope of the same id is not looked at")
 
-	require.NoError(t, hB.sessionUpdate(sessB, workflows.UpdatePrompt, workflows.PromptRequest{Text: "and now?"}, nil))
+	require.NoError(t, hB.sessionUpdate(sessB, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "and now?"}, nil))
 	events := hB.waitRunEnd(sessB, 2)
 	end := events[len(events)-1]
 	require.Equal(t, []string{"user:and now?", "assistant:still here"}, roles(end.Messages))

@@ -16,13 +16,13 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/s3server"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // The content store (a real S3-compatible server) goes away while a tool's
@@ -50,7 +50,7 @@ func TestStoreOutageDuringARun(t *testing.T) {
 		}
 	}))
 	run := h.start(h.input("go", "big"))
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 
 	srv.Stop()
 	close(release)
@@ -71,7 +71,7 @@ func TestStoreOutageDuringARun(t *testing.T) {
 
 	// This run's content is in its own store, not the shared test store
 	// testenv.Result reads.
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(context.Background(), &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	require.Equal(t, "read it all", agent.TextOf(lastMessage(res).Content))
@@ -112,7 +112,7 @@ func TestMissingContentIsAClearError(t *testing.T) {
 	}))
 	h.acts.NoContextCache = true
 	first := h.start(h.input("go", "big"))
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, first.Get(context.Background(), &res))
 	stub := res.Messages[2].Content[0]
 	require.NotNil(t, stub.Blob, "the output is a stub in the result")
@@ -161,7 +161,7 @@ func TestFailedSegmentSaveKeepsTheAnswer(t *testing.T) {
 		return agent.TextResult("stopped"), nil
 	}))
 	run := h.start(h.input("go", "halt"))
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, &res))
@@ -252,7 +252,7 @@ func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
 	h.startWorker()
 
 	run := h.start(h.input("go"))
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(context.Background(), &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	require.EqualValues(t, 3, m.calls.Load())
@@ -287,7 +287,7 @@ func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
 	srv.Stop()
 	steered := make(chan error, 1)
 	go func() {
-		_, err := update(t, h.c, run, workflows.UpdateSteer, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(large)}})
+		_, err := update(t, h.c, run, agentapi.UpdateSteer, agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text(large)}})
 		steered <- err
 	}()
 	select {
@@ -299,7 +299,7 @@ func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
 	require.NoError(t, <-steered)
 	close(release)
 
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(context.Background(), &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	texts := inputsUserTexts(h, 1)

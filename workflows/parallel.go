@@ -9,6 +9,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // preparedCall is a call that passed prepare and waits to execute.
@@ -57,7 +58,7 @@ type heldEvent struct {
 	// queued is a steering or follow-up message, which release queues
 	// instead of emitting; it costs no timer, since nothing polls the
 	// queues before the batch is over.
-	queued *activities.ToolQueue
+	queued *agentapi.ToolQueue
 }
 
 // compare orders two held events by that key: negative when h comes

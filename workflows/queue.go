@@ -6,11 +6,8 @@ import (
 	"fmt"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
-
-// MaxQueuedMessageBytes bounds one steering or follow-up message: it enters
-// history as an Update or Signal payload and again in a model turn's input.
-const MaxQueuedMessageBytes = 1 << 20
 
 // queue is pi's PendingMessageQueue: "all" drains everything, "one-at-a-time"
 // drains the oldest message.
@@ -102,15 +99,15 @@ func checkQueuedMessage(m *agent.Message, allowEmpty bool) error {
 	// The strings alone can be over the limit: refuse without encoding
 	// them. Encoding megabytes in a validator can take over a second of a
 	// starved CPU, which the SDK then fails as a deadlocked workflow task.
-	if n := contentBytes(m.Content); n > MaxQueuedMessageBytes {
-		return fmt.Errorf("message is at least %d bytes; the limit is %d", n, MaxQueuedMessageBytes)
+	if n := contentBytes(m.Content); n > agentapi.MaxQueuedMessageBytes {
+		return fmt.Errorf("message is at least %d bytes; the limit is %d", n, agentapi.MaxQueuedMessageBytes)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	if len(b) > MaxQueuedMessageBytes {
-		return fmt.Errorf("message is %d bytes; the limit is %d", len(b), MaxQueuedMessageBytes)
+	if len(b) > agentapi.MaxQueuedMessageBytes {
+		return fmt.Errorf("message is %d bytes; the limit is %d", len(b), agentapi.MaxQueuedMessageBytes)
 	}
 	return nil
 }

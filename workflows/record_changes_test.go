@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Scenarios of TestRecordHistories for changes that only some histories
@@ -24,10 +24,10 @@ import (
 // lastActivity) for session list.
 func recordSessionListMemo(t *testing.T) (client.Client, string) {
 	h := recording(t, []llm.ScriptedResponse{answer(text("one")), answer(text("two"))})
-	run := h.startSession(workflows.SessionInput{})
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "the session's title"}, nil))
+	run := h.startSession(agentapi.SessionInput{})
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "the session's title"}, nil))
 	h.waitRunEnd(run, 1)
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, nil))
 	h.waitRunEnd(run, 2)
 	return h.c, run.GetID()
 }
@@ -50,13 +50,13 @@ func recordRefuseUnknownInputFields(t *testing.T) (client.Client, string) {
 // next prompt runs.
 func recordDropForeignSignal(t *testing.T) (client.Client, string) {
 	h := recording(t, []llm.ScriptedResponse{answer(text("ok"))})
-	run := h.startSession(workflows.SessionInput{})
+	run := h.startSession(agentapi.SessionInput{})
 	foreign := agent.Message{Role: agent.RoleUser, Content: []agent.Content{
 		agent.StubContent(agent.ContentText, agent.BlobRef{SHA256: strings.Repeat("ab", 32), Size: 3000, Scope: "another-run"})}}
-	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", workflows.SignalPrompt,
-		workflows.PromptRequest{Messages: []agent.Message{foreign}}))
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.Dropped) == 1 })
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "hi"}, nil))
+	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", agentapi.SignalPrompt,
+		agentapi.PromptRequest{Messages: []agent.Message{foreign}}))
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.Dropped) == 1 })
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "hi"}, nil))
 	h.waitRunEnd(run, 1)
 	return h.c, run.GetID()
 }
@@ -75,7 +75,7 @@ func recordWorkspaceMissing(t *testing.T) (client.Client, string) {
 // that holds it, its host from then on.
 func recordWorkspaceElsewhere(t *testing.T) (client.Client, string) {
 	c, queue, _ := workspaceFleet(t)
-	run := testenv.Start(t, c, queue, "workspace-", workflows.AgentLoopInput{
+	run := testenv.Start(t, c, queue, "workspace-", agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"list"}},
 		Prompt:     "list the files",
 	})

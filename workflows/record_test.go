@@ -15,13 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // The replay corpus: histories of what production runs, recorded from a
@@ -31,7 +30,7 @@ import (
 //
 // into testdata/histories (the crash tests record the rest: a lost
 // single-attempt tool, a worker shutdown, a session moving to a new build;
-// see internal/crashtest). TestReplayRecordedHistories replays every one of
+// see internal/harness/crashtest). TestReplayRecordedHistories replays every one of
 // them against the current code on every CI run. Each scenario saves every
 // workflow run of its workflow id, <name>.<n>.json, the first run first.
 var recordHistories = flag.Bool("record-histories", false, "record the replay corpus into testdata/histories")
@@ -120,20 +119,20 @@ func recordSessionPromptSteerFollowUp(t *testing.T) (client.Client, string) {
 	ctx := context.Background()
 	id := "record-session-" + testenv.Suffix()
 	t.Cleanup(func() { _ = h.c.TerminateWorkflow(ctx, id, "", "recorded") })
-	in := workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"},
+	in := agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"},
 		Tools: []string{"wait", "quick"}, SystemPrompt: "sys"}}
-	_, _, err := agentclient.StartSession(ctx, h.c, id, h.queue, in, &workflows.PromptRequest{Text: "first"}, agentclient.UpdateOptions{ID: "prompt-1"})
+	_, _, err := agentclient.StartSession(ctx, h.c, id, h.queue, in, &agentapi.PromptRequest{Text: "first"}, agentclient.UpdateOptions{ID: "prompt-1"})
 	require.NoError(t, err)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	h.updateOnce(id, "steer-1", workflows.UpdateSteer, agent.UserText("also this", 0), nil)
-	h.updateOnce(id, "follow-1", workflows.UpdateFollowUp, agent.UserText("and then that", 0), nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.updateOnce(id, "steer-1", agentapi.UpdateSteer, agent.UserText("also this", 0), nil)
+	h.updateOnce(id, "follow-1", agentapi.UpdateFollowUp, agent.UserText("and then that", 0), nil)
 	close(g.release)
 	run := h.c.GetWorkflow(ctx, id, "")
 	h.waitRunEnd(run, 1)
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "second"}, nil)
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "second"}, nil)
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "second"}, nil)
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "second"}, nil)
 	h.waitRunEnd(run, 2)
-	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", workflows.SignalPrompt, workflows.PromptRequest{Text: "by signal"}))
+	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", agentapi.SignalPrompt, agentapi.PromptRequest{Text: "by signal"}))
 	h.waitRunEnd(run, 3)
 	return h.c, id
 }
@@ -149,15 +148,15 @@ func recordSessionApprovals(t *testing.T) (client.Client, string) {
 	}, okTool("quick"))
 	// No timeout: the decisions below arrive whenever the test gets to
 	// them, so a loaded machine records the same history as an idle one.
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"quick"},
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"quick"},
 		Approval: &agent.ApprovalPolicy{Tools: []string{"*"}}}})
 	id := run.GetID()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 2 })
-	h.updateOnce(id, "approve-1", workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"}, nil)
-	h.updateOnce(id, "approve-2", workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c2", Decision: "deny", Reason: "not now"}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 1 })
-	h.updateOnce(id, "approve-3", workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c3", Decision: "always"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 2 })
+	h.updateOnce(id, "approve-1", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"}, nil)
+	h.updateOnce(id, "approve-2", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c2", Decision: "deny", Reason: "not now"}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 })
+	h.updateOnce(id, "approve-3", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c3", Decision: "always"}, nil)
 	ends := toolEnds(h.waitRunEnd(run, 1))
 	require.Equal(t, "quick ok", ends["c1"])
 	require.Contains(t, ends["c2"], "not now")
@@ -173,10 +172,10 @@ func recordSessionApprovalTimeout(t *testing.T) (client.Client, string) {
 		answer(call("c1", "slow")),
 		answer(text("timed out")),
 	}, okTool("slow"))
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"slow"},
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"slow"},
 		Approval: &agent.ApprovalPolicy{Tools: []string{"*"}, Timeout: "1s"}}})
 	id := run.GetID()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "slowly"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "slowly"}, nil)
 	ends := toolEnds(h.waitRunEnd(run, 1))
 	require.True(t, strings.HasPrefix(ends["c1"], "No approval within 1s"), "c1: %q", ends["c1"])
 	return h.c, id
@@ -204,18 +203,18 @@ func recordSessionAbort(t *testing.T) (client.Client, string) {
 		answer(text("unused")),
 		answer(text("fine")),
 	}, g.tool("wait"))
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}}})
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}}})
 	id := run.GetID()
 	ctx := context.Background()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "wait"}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	h.updateOnce(id, "abort-1", workflows.UpdateAbort, activities.AbortRequest{Reason: "changed my mind"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "wait"}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	h.updateOnce(id, "abort-1", agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "changed my mind"}, nil)
 	h.waitRunEnd(run, 1)
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "wait again"}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", workflows.SignalAbort, activities.AbortRequest{Reason: "by signal"}))
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "wait again"}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	require.NoError(t, h.c.SignalWorkflow(ctx, id, "", agentapi.SignalAbort, agentapi.AbortRequest{Reason: "by signal"}))
 	h.waitRunEnd(run, 2)
-	h.updateOnce(id, "prompt-3", workflows.UpdatePrompt, workflows.PromptRequest{Text: "just answer"}, nil)
+	h.updateOnce(id, "prompt-3", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "just answer"}, nil)
 	h.waitRunEnd(run, 3)
 	return h.c, id
 }
@@ -229,14 +228,14 @@ func recordSessionContinueAsNew(t *testing.T) (client.Client, string) {
 		answer(text("two")),
 		answer(text("three")),
 	}, okTool("quick"))
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"quick"}}, ContinueAsNewAfterTurns: 1})
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"quick"}}, ContinueAsNewAfterTurns: 1})
 	id := run.GetID()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
 	h.waitRunEnd(run, 1)
-	h.updateOnce(id, "thinking-1", workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "high"}, nil)
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, nil)
+	h.updateOnce(id, "thinking-1", agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "high"}, nil)
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, nil)
 	h.waitRunEnd(run, 2)
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
 	return h.c, id
 }
 
@@ -245,7 +244,7 @@ func recordSessionContinueAsNew(t *testing.T) (client.Client, string) {
 func recordSessionCompaction(t *testing.T) (client.Client, string) {
 	m := &windowModel{window: 6000}
 	c, queue := newWindowWorker(t, m)
-	run := startWindowSession(t, c, queue, workflows.SessionInput{
+	run := startWindowSession(t, c, queue, agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Compaction: &agent.CompactionConfig{ContextWindow: 5000, ReserveTokens: 1000, KeepRecentTokens: 1500}},
 	})
 	var prompts []string
@@ -254,8 +253,8 @@ func recordSessionCompaction(t *testing.T) (client.Client, string) {
 	}
 	events := promptAll(t, c, run, prompts)
 	require.NotEmpty(t, compactionEnds(events))
-	require.NoError(t, agentclient.UpdateWithOptions(context.Background(), c, run.GetID(), workflows.UpdateCompact,
-		workflows.CompactRequest{Instructions: "keep the file names"}, nil, agentclient.UpdateOptions{ID: "compact-1"}))
+	require.NoError(t, agentclient.UpdateWithOptions(context.Background(), c, run.GetID(), agentapi.UpdateCompact,
+		agentapi.CompactRequest{Instructions: "keep the file names"}, nil, agentclient.UpdateOptions{ID: "compact-1"}))
 	return c, run.GetID()
 }
 
@@ -315,12 +314,12 @@ func recordSessionRetries(t *testing.T) (client.Client, string) {
 	f := &flaky{m: scripted, tried: map[int]bool{}, fatal: 2}
 	models.Register("test", llm.ProviderFunc(func(string) (llm.Model, error) { return f, nil }))
 	h.acts.Models = models
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"faulty", "broken"}}})
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"faulty", "broken"}}})
 	id := run.GetID()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
 	evs := h.waitRunEnd(run, 1)
 	require.Equal(t, "handled", agent.TextOf(evs[len(evs)-1].Messages[len(evs[len(evs)-1].Messages)-1].Content))
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "fail"}, nil)
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "fail"}, nil)
 	evs = h.waitRunEnd(run, 2)
 	last := evs[len(evs)-1].Messages
 	require.Equal(t, agent.StopReasonError, last[len(last)-1].StopReason)
@@ -335,19 +334,19 @@ func recordSessionSettingsAndReset(t *testing.T) (client.Client, string) {
 		answer(text("continued")),
 		answer(text("after reset")),
 	})
-	run := h.startSession(workflows.SessionInput{})
+	run := h.startSession(agentapi.SessionInput{})
 	id := run.GetID()
-	h.updateOnce(id, "prompt-1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
+	h.updateOnce(id, "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
 	h.waitRunEnd(run, 1)
-	h.updateOnce(id, "model-1", workflows.UpdateSetModel, workflows.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script"}}, nil)
-	h.updateOnce(id, "steering-1", workflows.UpdateSetSteeringMode, workflows.SettingRequest{Mode: "all"}, nil)
-	h.updateOnce(id, "follow-1", workflows.UpdateSetFollowUpMode, workflows.SettingRequest{Mode: "all"}, nil)
-	h.updateOnce(id, "exec-1", workflows.UpdateSetToolExecution, workflows.SettingRequest{Mode: "sequential"}, nil)
-	h.updateOnce(id, "follow-up-1", workflows.UpdateFollowUp, agent.UserText("go on", 0), nil)
-	h.updateOnce(id, "continue-1", workflows.UpdateContinue, nil, nil)
+	h.updateOnce(id, "model-1", agentapi.UpdateSetModel, agentapi.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script"}}, nil)
+	h.updateOnce(id, "steering-1", agentapi.UpdateSetSteeringMode, agentapi.SettingRequest{Mode: "all"}, nil)
+	h.updateOnce(id, "follow-1", agentapi.UpdateSetFollowUpMode, agentapi.SettingRequest{Mode: "all"}, nil)
+	h.updateOnce(id, "exec-1", agentapi.UpdateSetToolExecution, agentapi.SettingRequest{Mode: "sequential"}, nil)
+	h.updateOnce(id, "follow-up-1", agentapi.UpdateFollowUp, agent.UserText("go on", 0), nil)
+	h.updateOnce(id, "continue-1", agentapi.UpdateContinue, nil, nil)
 	h.waitRunEnd(run, 2)
-	h.updateOnce(id, "reset-1", workflows.UpdateReset, nil, nil)
-	h.updateOnce(id, "prompt-2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "fresh"}, nil)
+	h.updateOnce(id, "reset-1", agentapi.UpdateReset, nil, nil)
+	h.updateOnce(id, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "fresh"}, nil)
 	h.waitRunEnd(run, 3)
 	return h.c, id
 }
@@ -365,10 +364,10 @@ func recordLoopContinueAsNew(t *testing.T) (client.Client, string) {
 	in := h.input("go", "quick")
 	in.ContinueAsNewAfterTurns = 2
 	run := h.start(in)
-	h.updateOnce(run.GetID(), "steer-1", workflows.UpdateSteer, agent.UserText("faster", 0), nil)
+	h.updateOnce(run.GetID(), "steer-1", agentapi.UpdateSteer, agent.UserText("faster", 0), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, h.c.GetWorkflow(ctx, run.GetID(), "").Get(ctx, &res))
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	return h.c, run.GetID()

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/activities"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Register registers the agent loop workflows and their activities on a
@@ -22,8 +23,8 @@ func Register(w worker.Registry, acts *activities.Activities) {
 // RegisterWorkflows registers AgentLoop and AgentSession alone (a replayer
 // needs no activities).
 func RegisterWorkflows(w worker.WorkflowRegistry) {
-	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: AgentLoopWorkflow, VersioningBehavior: AgentLoopVersioning})
-	w.RegisterWorkflowWithOptions(AgentSession, workflow.RegisterOptions{Name: SessionWorkflow, VersioningBehavior: SessionVersioning})
+	w.RegisterWorkflowWithOptions(AgentLoop, workflow.RegisterOptions{Name: agentapi.AgentLoopWorkflow, VersioningBehavior: AgentLoopVersioning})
+	w.RegisterWorkflowWithOptions(AgentSession, workflow.RegisterOptions{Name: agentapi.SessionWorkflow, VersioningBehavior: SessionVersioning})
 }
 
 // AbortLatency is the worker's MaxHeartbeatThrottleInterval default. An

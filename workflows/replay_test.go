@@ -13,7 +13,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -23,7 +24,7 @@ import (
 // conformance scenarios' runs (go test ./conformance -update-histories),
 // sessions and long runs of every kind production runs (go test ./workflows
 // -run TestRecordHistories -record-histories) and the crash tests' lost,
-// interrupted and upgraded runs (internal/crashtest, CRASHTEST_SAVE_HISTORY),
+// interrupted and upgraded runs (internal/harness/crashtest, CRASHTEST_SAVE_HISTORY),
 // and abort-wins-over-failure.json, a run of llm's
 // TestWorkflowAbortWinsOverAFailureInFlight saved once with
 // testenv.SaveHistory (the abort-wins-over-failure marker).
@@ -39,8 +40,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 		})
 	}
 	t.Logf("replayed %d histories: %v", len(files), byType)
-	require.NotZero(t, byType[workflows.AgentLoopWorkflow])
-	require.NotZero(t, byType[workflows.SessionWorkflow])
+	require.NotZero(t, byType[agentapi.AgentLoopWorkflow])
+	require.NotZero(t, byType[agentapi.SessionWorkflow])
 }
 
 // The replay test must catch an unversioned change to either workflow: a
@@ -48,20 +49,20 @@ func TestReplayRecordedHistories(t *testing.T) {
 // timer before every model turn, deep in the run (every history with a
 // model turn fails).
 func TestReplayCatchesNondeterministicChange(t *testing.T) {
-	loop := func(ctx workflow.Context, in workflows.AgentLoopInput) (workflows.AgentLoopResult, error) {
+	loop := func(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.AgentLoopResult, error) {
 		if err := workflow.Sleep(ctx, time.Second); err != nil {
-			return workflows.AgentLoopResult{}, err
+			return agentapi.AgentLoopResult{}, err
 		}
 		return workflows.AgentLoop(ctx, in)
 	}
-	session := func(ctx workflow.Context, in workflows.SessionInput) (workflows.SessionResult, error) {
+	session := func(ctx workflow.Context, in agentapi.SessionInput) (agentapi.SessionResult, error) {
 		if err := workflow.Sleep(ctx, time.Second); err != nil {
-			return workflows.SessionResult{}, err
+			return agentapi.SessionResult{}, err
 		}
 		return workflows.AgentSession(ctx, in)
 	}
-	atStart := map[string]any{workflows.AgentLoopWorkflow: loop, workflows.SessionWorkflow: session}
-	for _, typ := range []string{workflows.AgentLoopWorkflow, workflows.SessionWorkflow} {
+	atStart := map[string]any{agentapi.AgentLoopWorkflow: loop, agentapi.SessionWorkflow: session}
+	for _, typ := range []string{agentapi.AgentLoopWorkflow, agentapi.SessionWorkflow} {
 		t.Run(typ+" at the start", func(t *testing.T) {
 			n := 0
 			for _, f := range histories(t) {

@@ -8,19 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // latestState queries the state of a workflow id's latest run.
-func latestState(t *testing.T, h *harness, id string, ok func(workflows.RunState) bool) workflows.RunState {
+func latestState(t *testing.T, h *harness, id string, ok func(agentapi.RunState) bool) agentapi.RunState {
 	t.Helper()
-	var st workflows.RunState
+	var st agentapi.RunState
 	require.Eventually(t, func() bool {
-		resp, err := h.c.QueryWorkflow(context.Background(), id, "", workflows.QueryState)
+		resp, err := h.c.QueryWorkflow(context.Background(), id, "", agentapi.QueryState)
 		if err != nil || resp.Get(&st) != nil {
 			return false
 		}
@@ -58,14 +58,14 @@ func TestSessionSettingsSurviveAMidRunSeam(t *testing.T) {
 	// A scripted model answers by the number of assistant messages in its
 	// context: the sixth answer is the one after the five of the first run.
 	h.scripted.Add("script2", llm.Script{Responses: append(make([]llm.ScriptedResponse, 5), answer(text("second prompt")))})
-	run := h.startSession(workflows.SessionInput{
+	run := h.startSession(agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Tools: []string{"gate", "mut"}, Approval: &agent.ApprovalPolicy{Tools: []string{"mut"}}},
 		// Turns 1 and 2 in the first run, then a seam before turn 3.
 		ContinueAsNewAfterTurns: 2,
 	})
 	id := run.GetID()
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
-	latestState(t, h, id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil))
+	latestState(t, h, id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 
 	// While the gate holds turn 1: every setter, two steering messages
 	// (both injected at once in "all" mode) and a follow-up.
@@ -73,19 +73,19 @@ func TestSessionSettingsSurviveAMidRunSeam(t *testing.T) {
 		t.Helper()
 		require.NoError(t, agentclient.Update(context.Background(), h.c, id, name, arg, nil), name)
 	}
-	update(workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "high"})
-	update(workflows.UpdateSetSteeringMode, workflows.SettingRequest{Mode: "all"})
-	update(workflows.UpdateSetFollowUpMode, workflows.SettingRequest{Mode: "all"})
-	update(workflows.UpdateSetToolExecution, workflows.SettingRequest{Mode: "sequential"})
-	update(workflows.UpdateSetModel, workflows.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script2"}})
-	update(workflows.UpdateSteer, agent.UserText("s1", 0))
-	update(workflows.UpdateSteer, agent.UserText("s2", 0))
-	update(workflows.UpdateFollowUp, agent.UserText("f1", 0))
+	update(agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "high"})
+	update(agentapi.UpdateSetSteeringMode, agentapi.SettingRequest{Mode: "all"})
+	update(agentapi.UpdateSetFollowUpMode, agentapi.SettingRequest{Mode: "all"})
+	update(agentapi.UpdateSetToolExecution, agentapi.SettingRequest{Mode: "sequential"})
+	update(agentapi.UpdateSetModel, agentapi.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script2"}})
+	update(agentapi.UpdateSteer, agent.UserText("s1", 0))
+	update(agentapi.UpdateSteer, agent.UserText("s2", 0))
+	update(agentapi.UpdateFollowUp, agent.UserText("f1", 0))
 	close(gate)
 
 	// Turn 2 asks for mut; "always" allows it for the rest of the session.
-	latestState(t, h, id, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 1 })
-	update(workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "m1", Decision: "always"})
+	latestState(t, h, id, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 })
+	update(agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "m1", Decision: "always"})
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -111,7 +111,7 @@ func TestSessionSettingsSurviveAMidRunSeam(t *testing.T) {
 		}
 	}
 
-	st := latestState(t, h, id, func(s workflows.RunState) bool { return s.Status == "idle" })
+	st := latestState(t, h, id, func(s agentapi.RunState) bool { return s.Status == "idle" })
 	require.Equal(t, "high", st.ThinkingLevel)
 	require.Equal(t, agent.QueueAll, st.SteeringMode)
 	require.Equal(t, agent.QueueAll, st.FollowUpMode)
@@ -128,8 +128,8 @@ func TestSessionSettingsSurviveAMidRunSeam(t *testing.T) {
 	for i, req := range h.requests {
 		require.Empty(t, req.Options.Reasoning, "turn %d of the paused run", i+1)
 	}
-	var rs workflows.RunStatus
-	require.NoError(t, agentclient.Update(context.Background(), h.c, id, workflows.UpdatePrompt, workflows.PromptRequest{Text: "again"}, &rs))
+	var rs agentapi.RunStatus
+	require.NoError(t, agentclient.Update(context.Background(), h.c, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "again"}, &rs))
 	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var answer string

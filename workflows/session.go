@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -9,26 +8,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
-
-// UnmarshalJSON never fails, as AgentLoopInput's.
-func (in *SessionInput) UnmarshalJSON(b []byte) error {
-	type plain SessionInput
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		*in = SessionInput{decodeErr: DecodeError(err)}
-		return nil
-	}
-	*in = SessionInput(p)
-	in.unknownField = unknownField(b, &plain{})
-	return nil
-}
 
 // session is a loop that runs again and again.
 type session struct {
 	*loop
-	in   SessionInput
-	next *NextRun
+	in   agentapi.SessionInput
+	next *agentapi.NextRun
 	runs int
 	// compacting is set while a manual compaction runs: a prompt waits.
 	compacting bool
@@ -42,10 +29,10 @@ type session struct {
 // abort, reset and the setters are Updates; state and events are Queries.
 // It continues as new when the server suggests it or after
 // ContinueAsNewAfterTurns turns, between turns or while idle.
-func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.SessionResult, error) {
 	inputErr := checkSessionInput(&in)
-	if inputErr == nil && refuseUnknownField(ctx, in.unknownField) {
-		inputErr = fmt.Errorf("unknown field %q", in.unknownField)
+	if inputErr == nil && refuseUnknownField(ctx, in.UnknownField()) {
+		inputErr = fmt.Errorf("unknown field %q", in.UnknownField())
 	}
 	s := &session{loop: newLoop(ctx, in.LoopConfig, in.Messages), in: in, startBuild: currentBuild(ctx)}
 	s.inputs.prompts = func() []agent.Message {
@@ -61,27 +48,27 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	// by continue-as-new, whose run loses the static summary (the SDK
 	// cannot set one on continue-as-new). Reading the memo adds nothing
 	// to history.
-	s.title, _ = memoString(ctx, MemoTitle)
+	s.title, _ = memoString(ctx, agentapi.MemoTitle)
 	if err := s.registerHandlers(ctx); err != nil {
-		return SessionResult{}, err
+		return agentapi.SessionResult{}, err
 	}
 	if err := s.registerSessionHandlers(ctx); err != nil {
-		return SessionResult{}, err
+		return agentapi.SessionResult{}, err
 	}
 	if inputErr != nil {
-		s.setStatus(ctx, statusFailed)
-		return SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), ErrInvalidInput, nil)
+		s.setStatus(ctx, agentapi.StatusFailed)
+		return agentapi.SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+inputErr.Error(), agentapi.ErrInvalidInput, nil)
 	}
 	if err := s.resolve(ctx); err != nil {
-		s.setStatus(ctx, statusFailed)
-		return SessionResult{}, err
+		s.setStatus(ctx, agentapi.StatusFailed)
+		return agentapi.SessionResult{}, err
 	}
 	msgs := in.Messages
 	if in.Carry == nil {
 		adopted, err := s.adoptInput(ctx, &msgs)
 		if err != nil {
-			s.setStatus(ctx, statusFailed)
-			return SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), ErrInvalidInput, nil)
+			s.setStatus(ctx, agentapi.StatusFailed)
+			return agentapi.SessionResult{}, temporal.NewNonRetryableApplicationError("invalid input: "+err.Error(), agentapi.ErrInvalidInput, nil)
 		}
 		if adopted {
 			s.replaceContext(msgs)
@@ -92,14 +79,14 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	s.storeStart(ctx, msgs)
 
 	if in.Carry != nil && in.Carry.Run != nil {
-		s.setStatus(ctx, statusRunning)
+		s.setStatus(ctx, agentapi.StatusRunning)
 		s.checkHost(ctx)
 		if paused := s.runLoop(ctx, *in.Carry.Run); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
 	}
 	for {
-		s.setStatus(ctx, statusIdle)
+		s.setStatus(ctx, agentapi.StatusIdle)
 		s.waitForWork(ctx)
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
@@ -128,9 +115,9 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	}
 }
 
-func checkSessionInput(in *SessionInput) error {
-	if in.decodeErr != "" {
-		return errors.New(in.decodeErr)
+func checkSessionInput(in *agentapi.SessionInput) error {
+	if in.DecodeErr() != "" {
+		return errors.New(in.DecodeErr())
 	}
 	var errs []error
 	if err := in.Normalize(); err != nil {
@@ -144,7 +131,7 @@ func checkSessionInput(in *SessionInput) error {
 }
 
 // restore takes over what the previous run carried.
-func (s *session) restore(c *Carry) {
+func (s *session) restore(c *agentapi.Carry) {
 	if c == nil {
 		return
 	}
@@ -166,7 +153,7 @@ func (s *session) waitForWork(ctx workflow.Context) {
 
 // continueAsNew hands the session over to a new run of the same workflow
 // id once every handler has finished.
-func (s *session) continueAsNew(ctx workflow.Context, paused *PausedRun) (SessionResult, error) {
+func (s *session) continueAsNew(ctx workflow.Context, paused *agentapi.PausedRun) (agentapi.SessionResult, error) {
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	s.drainSignals(ctx)
 	s.storeNext(ctx)
@@ -181,12 +168,12 @@ func (s *session) continueAsNew(ctx workflow.Context, paused *PausedRun) (Sessio
 	next.Carry = s.carry(paused)
 	next.Carry.Runs = s.runs
 	next.Carry.Next = s.next
-	s.status = statusContinued
-	return SessionResult{}, workflow.NewContinueAsNewError(ctx, SessionWorkflow, next)
+	s.status = agentapi.StatusContinued
+	return agentapi.SessionResult{}, workflow.NewContinueAsNewError(ctx, agentapi.SessionWorkflow, next)
 }
 
-func (s *session) result() SessionResult {
-	return SessionResult{Runs: s.runs, Turns: s.turn, Messages: s.context.Len(), Usage: s.usage}
+func (s *session) result() agentapi.SessionResult {
+	return agentapi.SessionResult{Runs: s.runs, Turns: s.turn, Messages: s.context.Len(), Usage: s.usage}
 }
 
 // upgradeChange guards the continue-as-new of a session that moved to
@@ -231,5 +218,5 @@ func currentBuild(ctx workflow.Context) string {
 
 // busy reports whether a run is in progress or about to start.
 func (s *session) busy() bool {
-	return s.next != nil || s.status == statusRunning || s.status == statusWaitingApproval
+	return s.next != nil || s.status == agentapi.StatusRunning || s.status == agentapi.StatusWaitingApproval
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // pi's error texts for a session that is busy or cannot continue.
@@ -23,20 +24,20 @@ const (
 )
 
 func (s *session) registerSessionHandlers(ctx workflow.Context) error {
-	s.promptSignal = func(r PromptRequest) {
+	s.promptSignal = func(r agentapi.PromptRequest) {
 		msgs, err := s.promptMessages(ctx, r)
 		if err != nil {
-			s.dropSignal(SignalPrompt, len(r.Text), "invalid prompt", err)
+			s.dropSignal(agentapi.SignalPrompt, len(r.Text), "invalid prompt", err)
 			return
 		}
-		if s.dropsForeign(ctx, SignalPrompt, msgs) {
+		if s.dropsForeign(ctx, agentapi.SignalPrompt, msgs) {
 			return
 		}
 		if s.busy() {
 			// A Signal cannot be refused: rather than lose the prompt,
 			// it waits as a follow-up, which is what pi advises.
 			for _, m := range msgs {
-				s.queueSignalled(SignalPrompt, &s.followUps, m, true)
+				s.queueSignalled(agentapi.SignalPrompt, &s.followUps, m, true)
 			}
 			return
 		}
@@ -45,10 +46,10 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			for _, m := range msgs {
 				n += contentBytes(m.Content)
 			}
-			s.dropSignal(SignalPrompt, n, "queues full", err)
+			s.dropSignal(agentapi.SignalPrompt, n, "queues full", err)
 			return
 		}
-		s.startRun(&NextRun{Prompts: msgs})
+		s.startRun(&agentapi.NextRun{Prompts: msgs})
 	}
 	type update struct {
 		name     string
@@ -56,7 +57,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 		validate any
 	}
 	updates := []update{
-		{UpdatePrompt, s.prompt, func(ctx workflow.Context, r PromptRequest) error {
+		{agentapi.UpdatePrompt, s.prompt, func(ctx workflow.Context, r agentapi.PromptRequest) error {
 			if s.busy() {
 				return errors.New(errBusyPrompt)
 			}
@@ -72,7 +73,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			}
 			return s.checkRoom(s.inlineBytes(msgs...))
 		}},
-		{UpdateContinue, s.continueRun, func(workflow.Context) error {
+		{agentapi.UpdateContinue, s.continueRun, func(workflow.Context) error {
 			if err := s.checkContinue(); err != nil {
 				return err
 			}
@@ -81,28 +82,28 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			}
 			return nil
 		}},
-		{UpdateReset, s.reset, func(workflow.Context) error {
+		{agentapi.UpdateReset, s.reset, func(workflow.Context) error {
 			if s.busy() {
 				return errors.New(errBusyReset)
 			}
 			return nil
 		}},
-		{UpdateSetModel, s.setModel, func(_ workflow.Context, r SettingRequest) error {
+		{agentapi.UpdateSetModel, s.setModel, func(_ workflow.Context, r agentapi.SettingRequest) error {
 			if r.Model == nil || r.Model.Provider == "" || r.Model.ID == "" {
 				return errors.New(`want {"model": {"provider": "...", "id": "..."}}`)
 			}
 			return nil
 		}},
-		{UpdateSetThinkingLevel, s.setThinkingLevel, func(_ workflow.Context, r SettingRequest) error {
+		{agentapi.UpdateSetThinkingLevel, s.setThinkingLevel, func(_ workflow.Context, r agentapi.SettingRequest) error {
 			switch r.Level {
 			case "off", "minimal", "low", "medium", "high", "xhigh":
 				return nil
 			}
 			return fmt.Errorf("level %q: want %s", r.Level, thinkingLevelsSet)
 		}},
-		{UpdateSetSteeringMode, s.setSteeringMode, checkQueueMode},
-		{UpdateSetFollowUpMode, s.setFollowUpMode, checkQueueMode},
-		{UpdateCompact, s.compactNow, func(workflow.Context, CompactRequest) error {
+		{agentapi.UpdateSetSteeringMode, s.setSteeringMode, checkQueueMode},
+		{agentapi.UpdateSetFollowUpMode, s.setFollowUpMode, checkQueueMode},
+		{agentapi.UpdateCompact, s.compactNow, func(workflow.Context, agentapi.CompactRequest) error {
 			switch {
 			case s.busy():
 				return errors.New(errBusyCompact)
@@ -113,7 +114,7 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			}
 			return nil
 		}},
-		{UpdateSetToolExecution, s.setToolExecution, func(_ workflow.Context, r SettingRequest) error {
+		{agentapi.UpdateSetToolExecution, s.setToolExecution, func(_ workflow.Context, r agentapi.SettingRequest) error {
 			if m := agent.ExecutionMode(r.Mode); m != agent.ExecutionParallel && m != agent.ExecutionSequential {
 				return fmt.Errorf("mode %q: want parallel or sequential", r.Mode)
 			}
@@ -141,32 +142,32 @@ func (s *session) acceptRepeats(validate any) any {
 			}
 			return v(ctx)
 		}
-	case func(workflow.Context, PromptRequest) error:
-		return func(ctx workflow.Context, r PromptRequest) error {
+	case func(workflow.Context, agentapi.PromptRequest) error:
+		return func(ctx workflow.Context, r agentapi.PromptRequest) error {
 			if s.applied(ctx) {
 				return nil
 			}
-			if err := r.unknownField(); err != nil {
+			if err := r.FieldError(); err != nil {
 				return err
 			}
 			return v(ctx, r)
 		}
-	case func(workflow.Context, SettingRequest) error:
-		return func(ctx workflow.Context, r SettingRequest) error {
+	case func(workflow.Context, agentapi.SettingRequest) error:
+		return func(ctx workflow.Context, r agentapi.SettingRequest) error {
 			if s.applied(ctx) {
 				return nil
 			}
-			if err := r.unknownField(); err != nil {
+			if err := r.FieldError(); err != nil {
 				return err
 			}
 			return v(ctx, r)
 		}
-	case func(workflow.Context, CompactRequest) error:
-		return func(ctx workflow.Context, r CompactRequest) error {
+	case func(workflow.Context, agentapi.CompactRequest) error:
+		return func(ctx workflow.Context, r agentapi.CompactRequest) error {
 			if s.applied(ctx) {
 				return nil
 			}
-			if err := r.unknownField(); err != nil {
+			if err := r.FieldError(); err != nil {
 				return err
 			}
 			return v(ctx, r)
@@ -175,7 +176,7 @@ func (s *session) acceptRepeats(validate any) any {
 	panic(fmt.Sprintf("acceptRepeats: validator of type %T", validate))
 }
 
-func checkQueueMode(_ workflow.Context, r SettingRequest) error {
+func checkQueueMode(_ workflow.Context, r agentapi.SettingRequest) error {
 	if m := agent.QueueMode(r.Mode); m != agent.QueueOneAtATime && m != agent.QueueAll {
 		return fmt.Errorf("mode %q: want one-at-a-time or all", r.Mode)
 	}
@@ -183,7 +184,7 @@ func checkQueueMode(_ workflow.Context, r SettingRequest) error {
 }
 
 // promptMessages builds a prompt's messages, as pi's Agent.prompt does.
-func (s *session) promptMessages(ctx workflow.Context, r PromptRequest) ([]agent.Message, error) {
+func (s *session) promptMessages(ctx workflow.Context, r agentapi.PromptRequest) ([]agent.Message, error) {
 	now := workflow.Now(ctx).UnixMilli()
 	msgs := slices.Clone(r.Messages)
 	if r.Text != "" || len(r.Images) > 0 {
@@ -205,13 +206,13 @@ func (s *session) promptMessages(ctx workflow.Context, r PromptRequest) ([]agent
 	return msgs, nil
 }
 
-func (s *session) prompt(ctx workflow.Context, r PromptRequest) (RunStatus, error) {
-	return once(s.loop, ctx, func() (RunStatus, error) {
+func (s *session) prompt(ctx workflow.Context, r agentapi.PromptRequest) (agentapi.RunStatus, error) {
+	return once(s.loop, ctx, func() (agentapi.RunStatus, error) {
 		msgs, err := s.promptMessages(ctx, r)
 		if err != nil {
-			return RunStatus{}, err
+			return agentapi.RunStatus{}, err
 		}
-		return s.startRun(&NextRun{Prompts: msgs}), nil
+		return s.startRun(&agentapi.NextRun{Prompts: msgs}), nil
 	})
 }
 
@@ -233,38 +234,38 @@ func (s *session) checkContinue() error {
 // continueRun is pi's Agent.continue: from an assistant tail it runs queued
 // steering (skipping the first steering poll, so one-at-a-time holds) or
 // else follow-ups as prompts; otherwise it continues the transcript.
-func (s *session) continueRun(ctx workflow.Context) (RunStatus, error) {
+func (s *session) continueRun(ctx workflow.Context) (agentapi.RunStatus, error) {
 	return once(s.loop, ctx, s.continueNow)
 }
 
-func (s *session) continueNow() (RunStatus, error) {
+func (s *session) continueNow() (agentapi.RunStatus, error) {
 	if err := s.checkContinue(); err != nil {
-		return RunStatus{}, err
+		return agentapi.RunStatus{}, err
 	}
 	if s.lastRole != agent.RoleAssistant {
-		return s.startRun(&NextRun{}), nil
+		return s.startRun(&agentapi.NextRun{}), nil
 	}
 	if steering := s.steering.drain(); len(steering) > 0 {
-		return s.startRun(&NextRun{Prompts: steering, SkipSteeringPoll: true}), nil
+		return s.startRun(&agentapi.NextRun{Prompts: steering, SkipSteeringPoll: true}), nil
 	}
-	return s.startRun(&NextRun{Prompts: s.followUps.drain()}), nil
+	return s.startRun(&agentapi.NextRun{Prompts: s.followUps.drain()}), nil
 }
 
-func (s *session) startRun(next *NextRun) RunStatus {
+func (s *session) startRun(next *agentapi.NextRun) agentapi.RunStatus {
 	s.next = next
 	s.runs++
 	s.wake.SendAsync(struct{}{})
-	return RunStatus{Run: s.runs, After: s.events.last()}
+	return agentapi.RunStatus{Run: s.runs, After: s.events.last()}
 }
 
 // compactNow is a manual compaction (pi's /compact): between runs, with
 // optional instructions for the summary. A prompt that arrives meanwhile
 // waits for it. It is refused, with pi's reason, when nothing can be cut.
-func (s *session) compactNow(ctx workflow.Context, r CompactRequest) (CompactStatus, error) {
-	return once(s.loop, ctx, func() (CompactStatus, error) { return s.compactOnce(ctx, r) })
+func (s *session) compactNow(ctx workflow.Context, r agentapi.CompactRequest) (agentapi.CompactStatus, error) {
+	return once(s.loop, ctx, func() (agentapi.CompactStatus, error) { return s.compactOnce(ctx, r) })
 }
 
-func (s *session) compactOnce(ctx workflow.Context, r CompactRequest) (CompactStatus, error) {
+func (s *session) compactOnce(ctx workflow.Context, r agentapi.CompactRequest) (agentapi.CompactStatus, error) {
 	s.compacting = true
 	defer func() {
 		s.compacting = false
@@ -272,10 +273,10 @@ func (s *session) compactOnce(ctx workflow.Context, r CompactRequest) (CompactSt
 	}()
 	ok, why := s.compactContext(ctx, s.baseCtx, agent.CompactionManual, r.Instructions, s.contextTokens())
 	if !ok {
-		return CompactStatus{}, errors.New(why)
+		return agentapi.CompactStatus{}, errors.New(why)
 	}
 	rec := s.compact.last
-	return CompactStatus{TokensBefore: rec.TokensBefore, TokensAfter: rec.TokensAfter}, nil
+	return agentapi.CompactStatus{TokensBefore: rec.TokensBefore, TokensAfter: rec.TokensAfter}, nil
 }
 
 // reset is pi's Agent.reset: transcript and queues are cleared.
@@ -297,12 +298,12 @@ func (s *session) resetNow() error {
 }
 
 // setModel checks the model against the worker before the next run uses it.
-func (s *session) setModel(ctx workflow.Context, r SettingRequest) error {
+func (s *session) setModel(ctx workflow.Context, r agentapi.SettingRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) { return done{}, s.setModelNow(ctx, r) })
 	return err
 }
 
-func (s *session) setModelNow(ctx workflow.Context, r SettingRequest) error {
+func (s *session) setModelNow(ctx workflow.Context, r agentapi.SettingRequest) error {
 	var resolved activities.ResolveRunOutput
 	err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 		Model: *r.Model, Tools: s.settings.Tools,
@@ -316,7 +317,7 @@ func (s *session) setModelNow(ctx workflow.Context, r SettingRequest) error {
 	return nil
 }
 
-func (s *session) setThinkingLevel(ctx workflow.Context, r SettingRequest) error {
+func (s *session) setThinkingLevel(ctx workflow.Context, r agentapi.SettingRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) {
 		if r.Level == "off" {
 			r.Level = ""
@@ -328,7 +329,7 @@ func (s *session) setThinkingLevel(ctx workflow.Context, r SettingRequest) error
 }
 
 // Queue modes apply at once, as pi's queues are shared with the running loop.
-func (s *session) setSteeringMode(ctx workflow.Context, r SettingRequest) error {
+func (s *session) setSteeringMode(ctx workflow.Context, r agentapi.SettingRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) {
 		s.settings.SteeringMode, s.steering.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
 		return done{}, nil
@@ -336,7 +337,7 @@ func (s *session) setSteeringMode(ctx workflow.Context, r SettingRequest) error 
 	return err
 }
 
-func (s *session) setFollowUpMode(ctx workflow.Context, r SettingRequest) error {
+func (s *session) setFollowUpMode(ctx workflow.Context, r agentapi.SettingRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) {
 		s.settings.FollowUpMode, s.followUps.mode = agent.QueueMode(r.Mode), agent.QueueMode(r.Mode)
 		return done{}, nil
@@ -344,7 +345,7 @@ func (s *session) setFollowUpMode(ctx workflow.Context, r SettingRequest) error 
 	return err
 }
 
-func (s *session) setToolExecution(ctx workflow.Context, r SettingRequest) error {
+func (s *session) setToolExecution(ctx workflow.Context, r agentapi.SettingRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) {
 		s.settings.ToolExecution = agent.ExecutionMode(r.Mode)
 		return done{}, nil

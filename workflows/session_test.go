@@ -14,21 +14,21 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
-func (h *harness) startSession(in workflows.SessionInput) client.WorkflowRun {
+func (h *harness) startSession(in agentapi.SessionInput) client.WorkflowRun {
 	h.t.Helper()
 	if in.Model.Provider == "" {
 		in.Model = agent.ModelRef{Provider: "test", ID: "script"}
 	}
 	run, err := h.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID: "session-" + testenv.Suffix(), TaskQueue: h.queue,
-	}, workflows.SessionWorkflow, in)
+	}, agentapi.SessionWorkflow, in)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = h.c.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") })
 	return run
@@ -70,11 +70,11 @@ func (h *harness) waitRunEnd(run client.WorkflowRun, n int) []agent.Event {
 }
 
 // sessionState is the state of the session's latest run.
-func (h *harness) sessionState(run client.WorkflowRun) workflows.RunState {
+func (h *harness) sessionState(run client.WorkflowRun) agentapi.RunState {
 	h.t.Helper()
-	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), "", workflows.QueryState)
+	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), "", agentapi.QueryState)
 	require.NoError(h.t, err)
-	var st workflows.RunState
+	var st agentapi.RunState
 	require.NoError(h.t, resp.Get(&st))
 	return st
 }
@@ -86,24 +86,24 @@ func TestSessionRunsPromptAfterPrompt(t *testing.T) {
 		answer(text("done one")),
 		answer(text("second")),
 	}, g.tool("wait"))
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}, SystemPrompt: "sys"}})
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"wait"}, SystemPrompt: "sys"}})
 
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil), "No messages to continue from")
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{}, nil), "prompt is empty")
-	var st workflows.RunStatus
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "one"}, &st))
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateContinue, nil, nil), "No messages to continue from")
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{}, nil), "prompt is empty")
+	var st agentapi.RunStatus
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "one"}, &st))
 	require.Equal(t, 1, st.Run)
-	h.waitState(run, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	err := h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "too soon"}, nil)
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	err := h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "too soon"}, nil)
 	require.ErrorContains(t, err, "Agent is already processing a prompt. Use /steer or /followup (starter steer, starter follow-up) to queue messages, or wait for completion.")
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil), "Agent is already processing. Wait for completion before continuing.")
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateReset, nil, nil), "abort it")
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateContinue, nil, nil), "Agent is already processing. Wait for completion before continuing.")
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateReset, nil, nil), "abort it")
 	close(g.release)
 	h.waitRunEnd(run, 1)
 	require.Equal(t, "idle", h.sessionState(run).Status)
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateContinue, nil, nil), "Cannot continue from message role: assistant")
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateContinue, nil, nil), "Cannot continue from message role: assistant")
 
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "two"}, &st))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "two"}, &st))
 	require.Equal(t, 2, st.Run)
 	events := h.waitRunEnd(run, 2)
 	last := events[len(events)-1]
@@ -113,7 +113,7 @@ func TestSessionRunsPromptAfterPrompt(t *testing.T) {
 	require.Equal(t, []string{"user:one", "assistant:first", "toolResult:released", "assistant:done one", "user:two"}, roles(req.Messages),
 		"the second run's model sees the whole transcript")
 
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateReset, nil, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateReset, nil, nil))
 	require.Zero(t, h.sessionState(run).Messages)
 }
 
@@ -127,25 +127,25 @@ func roles(ms []agent.Message) []string {
 
 func TestSessionSetters(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(text("a"))})
-	run := h.startSession(workflows.SessionInput{})
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "max"}, nil), "want off, minimal")
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "high"}, nil))
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetModel, workflows.SettingRequest{Model: &agent.ModelRef{Provider: "nope", ID: "x"}}, nil),
+	run := h.startSession(agentapi.SessionInput{})
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "max"}, nil), "want off, minimal")
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "high"}, nil))
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateSetModel, agentapi.SettingRequest{Model: &agent.ModelRef{Provider: "nope", ID: "x"}}, nil),
 		`unknown model provider "nope"`)
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetSteeringMode, workflows.SettingRequest{Mode: "some"}, nil), "one-at-a-time or all")
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetSteeringMode, workflows.SettingRequest{Mode: "all"}, nil))
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetFollowUpMode, workflows.SettingRequest{Mode: "later"}, nil), "one-at-a-time or all")
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetFollowUpMode, workflows.SettingRequest{Mode: "all"}, nil))
-	require.ErrorContains(t, h.sessionUpdate(run, workflows.UpdateSetToolExecution, workflows.SettingRequest{Mode: "fast"}, nil), "parallel or sequential")
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetToolExecution, workflows.SettingRequest{Mode: "sequential"}, nil))
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateSetModel, workflows.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script"}}, nil))
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateSetSteeringMode, agentapi.SettingRequest{Mode: "some"}, nil), "one-at-a-time or all")
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateSetSteeringMode, agentapi.SettingRequest{Mode: "all"}, nil))
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateSetFollowUpMode, agentapi.SettingRequest{Mode: "later"}, nil), "one-at-a-time or all")
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateSetFollowUpMode, agentapi.SettingRequest{Mode: "all"}, nil))
+	require.ErrorContains(t, h.sessionUpdate(run, agentapi.UpdateSetToolExecution, agentapi.SettingRequest{Mode: "fast"}, nil), "parallel or sequential")
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateSetToolExecution, agentapi.SettingRequest{Mode: "sequential"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateSetModel, agentapi.SettingRequest{Model: &agent.ModelRef{Provider: "test", ID: "script"}}, nil))
 	st := h.sessionState(run)
 	require.Equal(t, "high", st.ThinkingLevel)
 	require.Equal(t, agent.QueueAll, st.SteeringMode)
 	require.Equal(t, agent.ExecutionSequential, st.ToolExecution)
 	require.Equal(t, agent.QueueAll, st.FollowUpMode)
 	require.Equal(t, agent.ModelRef{Provider: "test", ID: "script"}, st.Model)
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil))
 	h.waitRunEnd(run, 1)
 	require.Equal(t, "high", h.requests[0].Options.Reasoning, "the run uses the thinking level set before it")
 }
@@ -168,9 +168,9 @@ func TestSessionContinuesAsNewWithoutAGap(t *testing.T) {
 		ticks.Add(1)
 		return agent.TextResult("tock"), nil
 	}))
-	run := h.startSession(workflows.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"tick"}}, ContinueAsNewAfterTurns: 100})
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil))
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdateFollowUp, agent.UserText("queued across the seams", 0), nil))
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"tick"}}, ContinueAsNewAfterTurns: 100})
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdateFollowUp, agent.UserText("queued across the seams", 0), nil))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // a is the nil receiver the workflow names activities through; the worker
@@ -127,7 +128,7 @@ type loop struct {
 	// stop there to continue as new (sessions only).
 	suspend func() bool
 	// promptSignal handles the prompt Signal (sessions only).
-	promptSignal func(PromptRequest)
+	promptSignal func(agentapi.PromptRequest)
 }
 
 func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Message) *loop {
@@ -139,7 +140,7 @@ func newLoop(ctx workflow.Context, cfg agent.LoopConfig, messages []agent.Messag
 		steering:      queue{mode: cfg.SteeringMode},
 		followUps:     queue{mode: cfg.FollowUpMode},
 		events:        eventLog{first: 1},
-		status:        statusStarting,
+		status:        agentapi.StatusStarting,
 		queuedAttempt: map[string]int32{},
 		approvals:     map[callKey]*approval{},
 		allowed:       map[string]bool{},
@@ -230,10 +231,10 @@ func (l *loop) abort(reason string) {
 // finish drains handlers and builds the result. A run cancelled from the CLI
 // or UI ends like an aborted one, then reports Canceled with the result as
 // details.
-func (l *loop) finish(ctx workflow.Context) (AgentLoopResult, error) {
+func (l *loop) finish(ctx workflow.Context) (agentapi.AgentLoopResult, error) {
 	_ = workflow.Await(l.baseCtx, func() bool { return workflow.AllHandlersFinished(l.baseCtx) })
 	l.drainSignals(l.baseCtx)
-	res := AgentLoopResult{
+	res := agentapi.AgentLoopResult{
 		StopReason:   l.stopReason,
 		ErrorMessage: l.errorMessage,
 		Turns:        l.turn,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // abortAware is a tool that answers "<name> done", or, when its context
@@ -34,10 +34,10 @@ func TestUnitAbortCancelsToolsAndEndsWithoutCallingTheModel(t *testing.T) {
 	in := r.input("go", "wait", "later")
 	in.ToolExecution = agent.ExecutionSequential
 	r.at(time.Minute, func() {
-		updateResultOf(r, workflows.UpdateAbort, activities.AbortRequest{Reason: "stop"},
-			func(s workflows.AbortStatus) { require.False(t, s.AlreadyAborted) })
-		updateResultOf(r, workflows.UpdateAbort, activities.AbortRequest{Reason: "again"},
-			func(s workflows.AbortStatus) { require.True(t, s.AlreadyAborted) })
+		updateResultOf(r, agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "stop"},
+			func(s agentapi.AbortStatus) { require.False(t, s.AlreadyAborted) })
+		updateResultOf(r, agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "again"},
+			func(s agentapi.AbortStatus) { require.True(t, s.AlreadyAborted) })
 	})
 	res, _ := r.run(in)
 	var aborted []bool
@@ -69,10 +69,10 @@ func TestUnitWorkflowCancelEndsLikeAbort(t *testing.T) {
 	r.took("wait-1-0", time.Hour, time.Hour)
 	r.at(time.Minute, func() { r.env.CancelWorkflow() })
 	r.mockTools()
-	r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, r.input("go", "wait"))
+	r.env.ExecuteWorkflow(agentapi.AgentLoopWorkflow, r.input("go", "wait"))
 	var cancelled *temporal.CanceledError
 	require.True(t, errors.As(r.env.GetWorkflowError(), &cancelled), "%v", r.env.GetWorkflowError())
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, cancelled.Details(&res))
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	require.Equal(t, "wait saw the abort", agent.TextOf(res.Messages[2].Content))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // approvalEvents lists the approval events as type:call:decision.
@@ -23,7 +23,7 @@ func approvalEvents(evs []agent.Event) []string {
 }
 
 func (r *unitRun) approve(id, decision, reason, wantErr string) {
-	r.update(workflows.UpdateApprove, wantErr, workflows.ApproveRequest{ToolCallID: id, Decision: decision, Reason: reason})
+	r.update(agentapi.UpdateApprove, wantErr, agentapi.ApproveRequest{ToolCallID: id, Decision: decision, Reason: reason})
 }
 
 // pendingIDs is QueryState's pending approvals, by call id.
@@ -122,8 +122,8 @@ func TestUnitApprovalAlwaysDecidesTheToolsOtherWaits(t *testing.T) {
 	in.Approval = &agent.ApprovalPolicy{Tools: []string{"*"}}
 	r.at(time.Minute, func() {
 		require.Equal(t, []string{"c1", "c2", "c3"}, r.pendingIDs())
-		updateResultOf(r, workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c2", Decision: agent.ApprovalAlways},
-			func(s workflows.ApprovalStatus) { require.Equal(t, 1, s.Pending, "c1 was decided with c2") })
+		updateResultOf(r, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c2", Decision: agent.ApprovalAlways},
+			func(s agentapi.ApprovalStatus) { require.Equal(t, 1, s.Pending, "c1 was decided with c2") })
 		r.approve("c1", "deny", "", `tool call "c1" was already decided (always)`)
 	})
 	r.at(2*time.Minute, func() { r.approve("c3", "allow", "", "") })
@@ -178,7 +178,7 @@ func TestUnitApprovalAbort(t *testing.T) {
 		st := r.state()
 		require.Len(t, st.PendingApprovals, 1)
 		require.Zero(t, st.PendingApprovals[0].Deadline, "no timeout, no deadline")
-		updateResultOf(r, workflows.UpdateAbort, map[string]any{}, func(s workflows.AbortStatus) { require.False(t, s.AlreadyAborted) })
+		updateResultOf(r, agentapi.UpdateAbort, map[string]any{}, func(s agentapi.AbortStatus) { require.False(t, s.AlreadyAborted) })
 	})
 	res, _ := r.run(in)
 	require.Empty(t, r.executedIDs())
@@ -200,12 +200,12 @@ func TestUnitApprovalSharedIDsAndSignal(t *testing.T) {
 		require.Len(t, st.PendingApprovals, 2)
 		require.Equal(t, []int{1, 2}, []int{st.PendingApprovals[0].Position, st.PendingApprovals[1].Position})
 		r.approve("same", "allow", "", `tool calls at positions [1 2] share the id "same": say which with its position`)
-		r.update(workflows.UpdateApprove, "", workflows.ApproveRequest{ToolCallID: "same", Position: 2, Decision: agent.ApprovalDeny, Reason: "not b"})
-		r.env.SignalWorkflow(workflows.SignalApprove, workflows.ApproveRequest{ToolCallID: "other", Decision: agent.ApprovalAllow})
+		r.update(agentapi.UpdateApprove, "", agentapi.ApproveRequest{ToolCallID: "same", Position: 2, Decision: agent.ApprovalDeny, Reason: "not b"})
+		r.env.SignalWorkflow(agentapi.SignalApprove, agentapi.ApproveRequest{ToolCallID: "other", Decision: agent.ApprovalAllow})
 	})
 	r.at(2*time.Minute, func() {
 		require.Equal(t, []string{"same"}, r.pendingIDs(), "the invalid Signal was dropped")
-		r.env.SignalWorkflow(workflows.SignalApprove, workflows.ApproveRequest{ToolCallID: "same", Decision: agent.ApprovalAllow})
+		r.env.SignalWorkflow(agentapi.SignalApprove, agentapi.ApproveRequest{ToolCallID: "same", Decision: agent.ApprovalAllow})
 	})
 	res, evs := r.run(in)
 	require.Len(t, r.executed, 1)

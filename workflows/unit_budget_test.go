@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // unitLoop is n answers, each calling the named tools.
@@ -106,7 +106,7 @@ func TestUnitBudgetInvalid(t *testing.T) {
 	r := newUnitRun(t)
 	in := r.input("go")
 	in.Budget = &agent.Budget{MaxTurns: -1}
-	r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, in)
+	r.env.ExecuteWorkflow(agentapi.AgentLoopWorkflow, in)
 	require.ErrorContains(t, r.env.GetWorkflowError(), "budget.maxTurns must not be negative")
 	require.Empty(t, r.modelTurns)
 }
@@ -120,8 +120,8 @@ func TestUnitBudgetRaisedMidRun(t *testing.T) {
 	in.Budget = &agent.Budget{MaxTurns: 1}
 	r.at(time.Minute, func() {
 		require.Equal(t, []string{"wait-1-0"}, r.state().PendingToolCalls)
-		r.update(workflows.UpdateSetBudget, "budget.maxTurns must not be negative", agent.Budget{MaxTurns: -3})
-		updateResultOf(r, workflows.UpdateSetBudget, agent.Budget{MaxTurns: 3}, func(bs workflows.BudgetState) {
+		r.update(agentapi.UpdateSetBudget, "budget.maxTurns must not be negative", agent.Budget{MaxTurns: -3})
+		updateResultOf(r, agentapi.UpdateSetBudget, agent.Budget{MaxTurns: 3}, func(bs agentapi.BudgetState) {
 			require.Equal(t, 2, *bs.Remaining.Turns)
 			require.Empty(t, bs.Exhausted)
 		})
@@ -139,7 +139,7 @@ func TestUnitBudgetRefusedCallLiftedBySetBudget(t *testing.T) {
 	in := r.input("go", "wait", "quick")
 	in.Budget = &agent.Budget{MaxToolCalls: 1}
 	r.at(time.Minute, func() {
-		updateResultOf(r, workflows.UpdateSetBudget, agent.Budget{MaxToolCalls: 5}, func(bs workflows.BudgetState) {
+		updateResultOf(r, agentapi.UpdateSetBudget, agent.Budget{MaxToolCalls: 5}, func(bs agentapi.BudgetState) {
 			require.Equal(t, 4, *bs.Remaining.ToolCalls)
 		})
 	})

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // A run continues as new after every ContinueAsNewAfterTurns turns, each
@@ -72,9 +72,9 @@ func TestUnitCarryKeepsQueuesBudgetAndApprovals(t *testing.T) {
 	in.Approval = &agent.ApprovalPolicy{Tools: []string{"write"}}
 	r.at(time.Minute, func() {
 		r.approve("write-1-0", agent.ApprovalAlways, "", "")
-		r.update(workflows.UpdateSteer, "", agent.UserText("steer at the seam", 0))
-		r.update(workflows.UpdateFollowUp, "", agent.UserText("follow 1", 0))
-		r.update(workflows.UpdateFollowUp, "", agent.UserText("follow 2", 0))
+		r.update(agentapi.UpdateSteer, "", agent.UserText("steer at the seam", 0))
+		r.update(agentapi.UpdateFollowUp, "", agent.UserText("follow 1", 0))
+		r.update(agentapi.UpdateFollowUp, "", agent.UserText("follow 2", 0))
 	})
 	res, evs, next := r.chain(in)
 
@@ -116,7 +116,7 @@ func TestUnitCarryAppliesARepeatedUpdateOnce(t *testing.T) {
 	in := r.input("go", "wait")
 	in.ContinueAsNewAfterTurns = 1
 	steer := func() {
-		updateResultWithID(r, "steer-1", workflows.UpdateSteer, agent.UserText("only once", 0), func(s workflows.QueueStatus) {
+		updateResultWithID(r, "steer-1", agentapi.UpdateSteer, agent.UserText("only once", 0), func(s agentapi.QueueStatus) {
 			require.Equal(t, 1, s.Queued, "the first answer")
 		})
 	}
@@ -127,7 +127,7 @@ func TestUnitCarryAppliesARepeatedUpdateOnce(t *testing.T) {
 		case 2:
 			r.at(time.Minute, func() {
 				steer()
-				r.update(workflows.UpdateSteer, "", agent.UserText("a new one", 0))
+				r.update(agentapi.UpdateSteer, "", agent.UserText("a new one", 0))
 			})
 		}
 	}

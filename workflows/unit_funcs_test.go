@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // The fast layer's plain functions (unit_harness_test.go has the rest):
@@ -96,15 +97,15 @@ func TestUnitEventLogPages(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		q    EventsQuery
+		q    agentapi.EventsQuery
 		want []int64
 	}{
-		{"from the start", EventsQuery{Limit: 3}, []int64{41, 42, 43}},
-		{"after a number", EventsQuery{After: 43, Limit: 2}, []int64{44, 45}},
-		{"a byte bound", EventsQuery{After: 44}, []int64{45, 46}},
-		{"one over the bound still comes", EventsQuery{After: 46}, []int64{47}},
-		{"the last", EventsQuery{After: 47}, []int64{48}},
-		{"none after the last", EventsQuery{After: 48}, []int64{}},
+		{"from the start", agentapi.EventsQuery{Limit: 3}, []int64{41, 42, 43}},
+		{"after a number", agentapi.EventsQuery{After: 43, Limit: 2}, []int64{44, 45}},
+		{"a byte bound", agentapi.EventsQuery{After: 44}, []int64{45, 46}},
+		{"one over the bound still comes", agentapi.EventsQuery{After: 46}, []int64{47}},
+		{"the last", agentapi.EventsQuery{After: 47}, []int64{48}},
+		{"none after the last", agentapi.EventsQuery{After: 48}, []int64{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -149,21 +150,21 @@ func (r *unitRun) withInfo(name string, change func(*activities.ToolInfo)) *unit
 }
 
 // input is a run of the scripted model with the named tools.
-func (r *unitRun) input(prompt string, tools ...string) workflows.AgentLoopInput {
-	return workflows.AgentLoopInput{
+func (r *unitRun) input(prompt string, tools ...string) agentapi.AgentLoopInput {
+	return agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: tools},
 		Prompt:     prompt,
 	}
 }
 
 // run executes AgentLoop to its end and returns its result and events.
-func (r *unitRun) run(in workflows.AgentLoopInput) (workflows.AgentLoopResult, []agent.Event) {
+func (r *unitRun) run(in agentapi.AgentLoopInput) (agentapi.AgentLoopResult, []agent.Event) {
 	r.t.Helper()
 	r.mockTools()
-	r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, in)
+	r.env.ExecuteWorkflow(agentapi.AgentLoopWorkflow, in)
 	require.True(r.t, r.env.IsWorkflowCompleted())
 	require.NoError(r.t, r.env.GetWorkflowError())
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(r.t, r.env.GetWorkflowResult(&res))
 	return res, r.events()
 }
@@ -172,29 +173,29 @@ func (r *unitRun) run(in workflows.AgentLoopInput) (workflows.AgentLoopResult, [
 // into, each on a fresh environment as on another worker, and returns the
 // last run's result, the events of all runs, and the inputs each run
 // after the first started with.
-func (r *unitRun) chain(in workflows.AgentLoopInput) (workflows.AgentLoopResult, []agent.Event, []workflows.AgentLoopInput) {
+func (r *unitRun) chain(in agentapi.AgentLoopInput) (agentapi.AgentLoopResult, []agent.Event, []agentapi.AgentLoopInput) {
 	r.t.Helper()
 	var evs []agent.Event
-	var next []workflows.AgentLoopInput
+	var next []agentapi.AgentLoopInput
 	for {
 		if r.eachRun != nil {
 			r.eachRun(len(next) + 1)
 		}
 		r.mockTools()
-		r.env.ExecuteWorkflow(workflows.AgentLoopWorkflow, in)
+		r.env.ExecuteWorkflow(agentapi.AgentLoopWorkflow, in)
 		require.True(r.t, r.env.IsWorkflowCompleted())
 		evs = append(evs, r.events()...)
 		var cont *workflow.ContinueAsNewError
 		if err := r.env.GetWorkflowError(); errors.As(err, &cont) {
-			require.Equal(r.t, workflows.AgentLoopWorkflow, cont.WorkflowType.Name)
-			in = workflows.AgentLoopInput{}
+			require.Equal(r.t, agentapi.AgentLoopWorkflow, cont.WorkflowType.Name)
+			in = agentapi.AgentLoopInput{}
 			require.NoError(r.t, converter.GetDefaultDataConverter().FromPayloads(cont.Input, &in))
 			next = append(next, in)
 			r.newEnv()
 			continue
 		}
 		require.NoError(r.t, r.env.GetWorkflowError())
-		var res workflows.AgentLoopResult
+		var res agentapi.AgentLoopResult
 		require.NoError(r.t, r.env.GetWorkflowResult(&res))
 		return res, evs, next
 	}
@@ -203,14 +204,14 @@ func (r *unitRun) chain(in workflows.AgentLoopInput) (workflows.AgentLoopResult,
 // session runs AgentSession until the workflow's clock reaches end, when
 // it is cancelled (a session waits for prompts for ever), and returns its
 // events.
-func (r *unitRun) session(in workflows.SessionInput, end time.Duration) []agent.Event {
+func (r *unitRun) session(in agentapi.SessionInput, end time.Duration) []agent.Event {
 	r.t.Helper()
 	if in.Model.Provider == "" {
 		in.Model = agent.ModelRef{Provider: "test", ID: "script"}
 	}
 	r.at(end, func() { r.env.CancelWorkflow() })
 	r.mockTools()
-	r.env.ExecuteWorkflow(workflows.SessionWorkflow, in)
+	r.env.ExecuteWorkflow(agentapi.SessionWorkflow, in)
 	require.True(r.t, r.env.IsWorkflowCompleted())
 	var cancelled *temporal.CanceledError
 	require.True(r.t, errors.As(r.env.GetWorkflowError(), &cancelled), "%v", r.env.GetWorkflowError())
@@ -220,20 +221,20 @@ func (r *unitRun) session(in workflows.SessionInput, end time.Duration) []agent.
 // events reads the run's durable event log with QueryEvents.
 func (r *unitRun) events() []agent.Event {
 	r.t.Helper()
-	v, err := r.env.QueryWorkflow(workflows.QueryEvents, workflows.EventsQuery{})
+	v, err := r.env.QueryWorkflow(agentapi.QueryEvents, agentapi.EventsQuery{})
 	require.NoError(r.t, err)
-	var page workflows.EventsPage
+	var page agentapi.EventsPage
 	require.NoError(r.t, v.Get(&page))
 	require.Equal(r.t, page.Last-page.First+1, int64(len(page.Events)), "one page holds the whole log")
 	return page.Events
 }
 
 // state reads QueryState.
-func (r *unitRun) state() workflows.RunState {
+func (r *unitRun) state() agentapi.RunState {
 	r.t.Helper()
-	v, err := r.env.QueryWorkflow(workflows.QueryState)
+	v, err := r.env.QueryWorkflow(agentapi.QueryState)
 	require.NoError(r.t, err)
-	var st workflows.RunState
+	var st agentapi.RunState
 	require.NoError(r.t, v.Get(&st))
 	return st
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // u is the tests' unit of time, and their order windows are 300 or 500
@@ -81,13 +81,13 @@ func TestUnitParallelPartialResultsInterleave(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
 	r.took("a-1-0", 300*u, 300*u)
 	r.took("b-1-1", 600*u, 600*u)
-	progress := func(text string, offset time.Duration) activities.ToolUpdate {
-		return activities.ToolUpdate{ToolCallID: "b-1-1", Position: 2, Attempt: 1,
+	progress := func(text string, offset time.Duration) agentapi.ToolUpdate {
+		return agentapi.ToolUpdate{ToolCallID: "b-1-1", Position: 2, Attempt: 1,
 			Results: []agent.ToolResult{agent.TextResult(text)}, Offsets: []time.Duration{offset}}
 	}
-	r.at(200*u, func() { r.env.SignalWorkflow(workflows.SignalToolUpdate, progress("b at 200", 200*u)) })
+	r.at(200*u, func() { r.env.SignalWorkflow(agentapi.SignalToolUpdate, progress("b at 200", 200*u)) })
 	r.at(350*u, func() { require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "b may still report before 300") })
-	r.at(450*u, func() { r.env.SignalWorkflow(workflows.SignalToolUpdate, progress("b at 450", 450*u)) })
+	r.at(450*u, func() { r.env.SignalWorkflow(agentapi.SignalToolUpdate, progress("b at 450", 450*u)) })
 	in := r.input("go", "a", "b")
 	in.EventOrderWindow = "50s"
 	_, evs := r.run(in)
@@ -101,7 +101,7 @@ func TestUnitSequentialDeferredUpdatesBeforeTheEnd(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a"), says("done"))
 	r.toolFunc("a", func(in activities.ExecuteInput) (activities.ExecuteOutput, error) {
 		require.True(t, in.DeferUpdates, "a call alone defers its partial results")
-		return activities.ExecuteOutput{Result: agent.TextResult("a done"), Updates: []activities.ToolUpdate{{
+		return activities.ExecuteOutput{Result: agent.TextResult("a done"), Updates: []agentapi.ToolUpdate{{
 			ToolCallID: in.ToolCallID, Position: in.Position, Attempt: 1,
 			Results: []agent.ToolResult{agent.TextResult("1/2"), agent.TextResult("2/2")}}}}, nil
 	})
@@ -154,16 +154,16 @@ func TestUnitParallelToolQueuedMessagesInPisOrder(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("t2"), says("t3"), says("t4")).tool("a").tool("b")
 	r.took("a-1-0", 400*u, 400*u)
 	r.took("b-1-1", 400*u, 400*u)
-	queued := func(id string, pos int, attempt int32, text string, offset time.Duration) activities.ToolQueue {
-		return activities.ToolQueue{Message: agent.UserText(text, 0), ToolCallID: id, Position: pos, Attempt: attempt, Offset: offset}
+	queued := func(id string, pos int, attempt int32, text string, offset time.Duration) agentapi.ToolQueue {
+		return agentapi.ToolQueue{Message: agent.UserText(text, 0), ToolCallID: id, Position: pos, Attempt: attempt, Offset: offset}
 	}
 	r.at(100*u, func() {
-		r.env.SignalWorkflow(activities.SignalToolQueue, queued("a-1-0", 1, 1, "a at 200", 200*u))
-		r.env.SignalWorkflow(activities.SignalToolQueue, queued("b-1-1", 2, 1, "b's first attempt", 50*u))
+		r.env.SignalWorkflow(agentapi.SignalToolQueue, queued("a-1-0", 1, 1, "a at 200", 200*u))
+		r.env.SignalWorkflow(agentapi.SignalToolQueue, queued("b-1-1", 2, 1, "b's first attempt", 50*u))
 	})
 	r.at(300*u, func() {
-		r.env.SignalWorkflow(activities.SignalToolQueue, queued("b-1-1", 2, 2, "b at 100", 100*u))
-		r.env.SignalWorkflow(activities.SignalToolQueue, queued("b-1-1", 2, 1, "b's first attempt, late", 60*u))
+		r.env.SignalWorkflow(agentapi.SignalToolQueue, queued("b-1-1", 2, 2, "b at 100", 100*u))
+		r.env.SignalWorkflow(agentapi.SignalToolQueue, queued("b-1-1", 2, 1, "b's first attempt, late", 60*u))
 	})
 	in := r.input("go", "a", "b")
 	in.EventOrderWindow = "50s"

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/workflows"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // transcript is the result's messages as role:text.
-func transcript(res workflows.AgentLoopResult) []string {
+func transcript(res agentapi.AgentLoopResult) []string {
 	out := []string{}
 	for _, m := range res.Messages {
 		out = append(out, m.Role+":"+agent.TextOf(m.Content))
@@ -35,15 +35,15 @@ func TestUnitQueueSteerAndFollowUpUpdates(t *testing.T) {
 			{agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text("")}}, "message is empty"},
 			{agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("hi")}}, `role user, not "assistant"`},
 			{agent.Message{Content: []agent.Content{{Type: "video"}}}, `unknown content block type "video"`},
-			{agent.UserText(strings.Repeat("x", workflows.MaxQueuedMessageBytes), 0), "the limit is"},
+			{agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
 			{map[string]any{"content": "hi", "rol": "user"}, `unknown field "rol"`},
 		} {
-			r.update(workflows.UpdateSteer, bad.want, bad.arg)
+			r.update(agentapi.UpdateSteer, bad.want, bad.arg)
 		}
-		updateResultOf(r, workflows.UpdateSteer, map[string]any{"content": "steer me"}, func(s workflows.QueueStatus) {
+		updateResultOf(r, agentapi.UpdateSteer, map[string]any{"content": "steer me"}, func(s agentapi.QueueStatus) {
 			require.Equal(t, 1, s.Queued)
 		})
-		updateResultOf(r, workflows.UpdateFollowUp, agent.UserText("and then this", 0), func(s workflows.QueueStatus) {
+		updateResultOf(r, agentapi.UpdateFollowUp, agent.UserText("and then this", 0), func(s agentapi.QueueStatus) {
 			require.Equal(t, 1, s.Queued)
 		})
 	})
@@ -67,10 +67,10 @@ func queueModes(t *testing.T, steering, followUps agent.QueueMode) []string {
 	r.took("wait-1-0", time.Hour, time.Hour)
 	r.at(time.Minute, func() {
 		for _, s := range []string{"s1", "s2"} {
-			r.update(workflows.UpdateSteer, "", agent.UserText(s, 0))
+			r.update(agentapi.UpdateSteer, "", agent.UserText(s, 0))
 		}
 		for _, s := range []string{"f1", "f2"} {
-			r.update(workflows.UpdateFollowUp, "", agent.UserText(s, 0))
+			r.update(agentapi.UpdateFollowUp, "", agent.UserText(s, 0))
 		}
 	})
 	in := r.input("go", "wait")
@@ -120,14 +120,14 @@ func TestUnitQueueSignalTwins(t *testing.T) {
 	r := newUnitRun(t, calls(1, "wait"), says("steered"), says("followed")).tool("wait")
 	r.took("wait-1-0", time.Hour, time.Hour)
 	r.at(time.Minute, func() {
-		r.env.SignalWorkflow(workflows.SignalSteer, map[string]any{"content": ""})
-		r.env.SignalWorkflow(workflows.SignalSteer, map[string]any{"content": "by signal"})
-		r.env.SignalWorkflow(workflows.SignalFollowUp, map[string]any{"content": "later"})
+		r.env.SignalWorkflow(agentapi.SignalSteer, map[string]any{"content": ""})
+		r.env.SignalWorkflow(agentapi.SignalSteer, map[string]any{"content": "by signal"})
+		r.env.SignalWorkflow(agentapi.SignalFollowUp, map[string]any{"content": "later"})
 	})
 	r.at(2*time.Minute, func() {
 		st := r.state()
 		require.Len(t, st.Dropped, 1)
-		require.Equal(t, workflows.SignalSteer, st.Dropped[0].Signal)
+		require.Equal(t, agentapi.SignalSteer, st.Dropped[0].Signal)
 		require.Contains(t, st.Dropped[0].Reason, "message is empty")
 		require.Len(t, st.Steering, 1)
 		require.Len(t, st.FollowUps, 1)

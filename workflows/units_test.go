@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // pi's PendingMessageQueue: "all" drains everything, "one-at-a-time" one.
@@ -35,7 +36,7 @@ func TestCheckQueuedMessage(t *testing.T) {
 	empty := agent.Message{Role: agent.RoleUser}
 	require.ErrorContains(t, checkQueuedMessage(&empty, false), "message is empty")
 	require.NoError(t, checkQueuedMessage(&empty, true), "tools and the input may queue empty messages, as pi does")
-	big := agent.UserText(strings.Repeat("x", MaxQueuedMessageBytes), 0)
+	big := agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0)
 	require.ErrorContains(t, checkQueuedMessage(&big, true), "the limit is")
 }
 

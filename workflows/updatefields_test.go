@@ -10,7 +10,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/workflows"
 )
@@ -24,24 +25,24 @@ import (
 // misspelt fields of steers, follow-ups and setters were dropped silently.
 func TestUpdatesRefuseUnknownFields(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(text("hello"))})
-	run := h.startSession(workflows.SessionInput{})
+	run := h.startSession(agentapi.SessionInput{})
 	for _, c := range []struct {
 		name string
 		arg  map[string]any
 		want string
 	}{
-		{workflows.UpdatePrompt, map[string]any{"promt": "hi"}, `unknown field "promt": a prompt has text, images or messages`},
-		{workflows.UpdateSteer, map[string]any{"role": "user", "content": "x", "contnet": "y"}, `unknown field "contnet": a message has role, content, api,`},
-		{workflows.UpdateFollowUp, map[string]any{"role": "user", "content": "x", "timestmap": 1}, `unknown field "timestmap": a message has role`},
-		{workflows.UpdateApprove, map[string]any{"toolCallId": "c1", "decison": "allow"}, `unknown field "decison": an approval has toolCallId, position, decision or reason`},
-		{workflows.UpdateSetBudget, map[string]any{"maxTurn": 3}, `unknown field "maxTurn": a budget has maxCostUSD, maxTokens, maxTurns or maxToolCalls`},
-		{workflows.UpdateAbort, map[string]any{"reson": "x"}, `unknown field "reson": an abort has reason`},
-		{workflows.UpdateSetThinkingLevel, map[string]any{"levle": "high"}, `unknown field "levle": a setting has model, level or mode`},
-		{workflows.UpdateSetModel, map[string]any{"modle": map[string]any{"provider": "test", "id": "script"}}, `unknown field "modle": a setting has`},
-		{workflows.UpdateSetSteeringMode, map[string]any{"mode": "all", "moed": "all"}, `unknown field "moed"`},
-		{workflows.UpdateSetFollowUpMode, map[string]any{"mdoe": "all"}, `unknown field "mdoe"`},
-		{workflows.UpdateSetToolExecution, map[string]any{"mode": "parallel", "x": 1}, `unknown field "x"`},
-		{workflows.UpdateCompact, map[string]any{"instruction": "short"}, `unknown field "instruction": a compact request has instructions`},
+		{agentapi.UpdatePrompt, map[string]any{"promt": "hi"}, `unknown field "promt": a prompt has text, images or messages`},
+		{agentapi.UpdateSteer, map[string]any{"role": "user", "content": "x", "contnet": "y"}, `unknown field "contnet": a message has role, content, api,`},
+		{agentapi.UpdateFollowUp, map[string]any{"role": "user", "content": "x", "timestmap": 1}, `unknown field "timestmap": a message has role`},
+		{agentapi.UpdateApprove, map[string]any{"toolCallId": "c1", "decison": "allow"}, `unknown field "decison": an approval has toolCallId, position, decision or reason`},
+		{agentapi.UpdateSetBudget, map[string]any{"maxTurn": 3}, `unknown field "maxTurn": a budget has maxCostUSD, maxTokens, maxTurns or maxToolCalls`},
+		{agentapi.UpdateAbort, map[string]any{"reson": "x"}, `unknown field "reson": an abort has reason`},
+		{agentapi.UpdateSetThinkingLevel, map[string]any{"levle": "high"}, `unknown field "levle": a setting has model, level or mode`},
+		{agentapi.UpdateSetModel, map[string]any{"modle": map[string]any{"provider": "test", "id": "script"}}, `unknown field "modle": a setting has`},
+		{agentapi.UpdateSetSteeringMode, map[string]any{"mode": "all", "moed": "all"}, `unknown field "moed"`},
+		{agentapi.UpdateSetFollowUpMode, map[string]any{"mdoe": "all"}, `unknown field "mdoe"`},
+		{agentapi.UpdateSetToolExecution, map[string]any{"mode": "parallel", "x": 1}, `unknown field "x"`},
+		{agentapi.UpdateCompact, map[string]any{"instruction": "short"}, `unknown field "instruction": a compact request has instructions`},
 	} {
 		err := h.sessionUpdate(run, c.name, c.arg, nil)
 		require.ErrorContains(t, err, c.want, c.name)
@@ -57,7 +58,7 @@ func TestUpdatesRefuseUnknownFields(t *testing.T) {
 
 	// Fields as encoding/json matches them (case-insensitively) are the
 	// argument's own: the prompt runs.
-	require.NoError(t, h.sessionUpdate(run, workflows.UpdatePrompt, map[string]any{"Text": "hi"}, nil))
+	require.NoError(t, h.sessionUpdate(run, agentapi.UpdatePrompt, map[string]any{"Text": "hi"}, nil))
 	evs := h.waitRunEnd(run, 1)
 	end := evs[len(evs)-1]
 	require.Equal(t, "hello", agent.TextOf(end.Messages[len(end.Messages)-1].Content))

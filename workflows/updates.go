@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // Idempotent Updates. A client that does not hear back from an Update
@@ -24,22 +26,22 @@ const maxRememberedUpdates = 64
 
 // updateLog is the run's remembered Updates, oldest first.
 type updateLog struct {
-	items []UpdateRecord
+	items []agentapi.UpdateRecord
 }
 
-func (u *updateLog) find(id string) (UpdateRecord, bool) {
+func (u *updateLog) find(id string) (agentapi.UpdateRecord, bool) {
 	if id == "" {
-		return UpdateRecord{}, false
+		return agentapi.UpdateRecord{}, false
 	}
 	for _, r := range u.items {
 		if r.ID == id {
 			return r, true
 		}
 	}
-	return UpdateRecord{}, false
+	return agentapi.UpdateRecord{}, false
 }
 
-func (u *updateLog) add(r UpdateRecord) {
+func (u *updateLog) add(r agentapi.UpdateRecord) {
 	u.items = append(u.items, r)
 	if n := len(u.items) - maxRememberedUpdates; n > 0 {
 		u.items = slices.Clone(u.items[n:])
@@ -78,7 +80,7 @@ func once[R any](l *loop, ctx workflow.Context, apply func() (R, error)) (R, err
 	out, err := apply()
 	if err == nil && id != "" {
 		b, _ := json.Marshal(out)
-		l.updates.add(UpdateRecord{ID: id, Result: b})
+		l.updates.add(agentapi.UpdateRecord{ID: id, Result: b})
 	}
 	return out, err
 }

@@ -8,13 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // updateOnce sends an Update with a given ID through the client library.
@@ -43,11 +42,11 @@ func (h *harness) waitSeam(id, prev string) string {
 
 // waitLatest polls the state Query of the workflow id's latest run until
 // ok accepts it.
-func (h *harness) waitLatest(id string, ok func(workflows.RunState) bool) {
+func (h *harness) waitLatest(id string, ok func(agentapi.RunState) bool) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
-		resp, err := h.c.QueryWorkflow(context.Background(), id, "", workflows.QueryState)
-		var st workflows.RunState
+		resp, err := h.c.QueryWorkflow(context.Background(), id, "", agentapi.QueryState)
+		var st agentapi.RunState
 		return err == nil && resp.Get(&st) == nil && ok(st)
 	}, settleTimeout, 20*time.Millisecond)
 }
@@ -72,11 +71,11 @@ func TestUpdatesAreAppliedOnceAcrossSeams(t *testing.T) {
 		answer(text("three")),
 	})
 	ctx := context.Background()
-	in := workflows.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}},
+	in := agentapi.SessionInput{LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}},
 		ContinueAsNewAfterTurns: 1}
 	id := "session-" + testenv.Suffix()
 	t.Cleanup(func() { _ = h.c.TerminateWorkflow(ctx, id, "", "test over") })
-	prompt := &workflows.PromptRequest{Text: "first"}
+	prompt := &agentapi.PromptRequest{Text: "first"}
 	started, st, err := agentclient.StartSession(ctx, h.c, id, h.queue, in, prompt, agentclient.UpdateOptions{ID: "p1"})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Run)
@@ -93,18 +92,18 @@ func TestUpdatesAreAppliedOnceAcrossSeams(t *testing.T) {
 	require.Equal(t, st, again, "the repeat gets the first answer")
 	require.Equal(t, int32(1), h.modelCalls.Load(), "the repeated prompt started no run")
 
-	var q, q2 workflows.QueueStatus
-	h.updateOnce(id, "s1", workflows.UpdateSteer, agent.UserText("steer", 0), &q)
-	h.updateOnce(id, "s1", workflows.UpdateSteer, agent.UserText("steer", 0), &q2)
+	var q, q2 agentapi.QueueStatus
+	h.updateOnce(id, "s1", agentapi.UpdateSteer, agent.UserText("steer", 0), &q)
+	h.updateOnce(id, "s1", agentapi.UpdateSteer, agent.UserText("steer", 0), &q2)
 	require.Equal(t, 1, q.Queued)
 	require.Equal(t, q, q2, "a repeat within the run is the server's: the first answer")
-	h.updateOnce(id, "f1", workflows.UpdateFollowUp, agent.UserText("follow", 0), &q)
+	h.updateOnce(id, "f1", agentapi.UpdateFollowUp, agent.UserText("follow", 0), &q)
 	require.Equal(t, 1, q.Queued)
-	h.updateOnce(id, "t1", workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "high"}, nil)
+	h.updateOnce(id, "t1", agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "high"}, nil)
 	require.Equal(t, b, h.latestRun(id))
 
-	var st2 workflows.RunStatus
-	h.updateOnce(id, "p2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "second"}, &st2)
+	var st2 agentapi.RunStatus
+	h.updateOnce(id, "p2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "second"}, &st2)
 	require.Equal(t, 2, st2.Run)
 	h.waitRunEnd(run, 2)
 	last := h.waitSeam(id, b)
@@ -114,20 +113,20 @@ func TestUpdatesAreAppliedOnceAcrossSeams(t *testing.T) {
 	require.Empty(t, before.FollowUps)
 	calls := h.modelCalls.Load()
 	require.Equal(t, int32(3), calls, "the second prompt's turn and its follow-up's")
-	h.updateOnce(id, "t2", workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "low"}, nil)
+	h.updateOnce(id, "t2", agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "low"}, nil)
 
 	// Every Update again, each across at least one seam.
 	require.NotEqual(t, b, h.latestRun(id))
-	var rs workflows.RunStatus
-	h.updateOnce(id, "p1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "first"}, &rs)
+	var rs agentapi.RunStatus
+	h.updateOnce(id, "p1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "first"}, &rs)
 	require.Equal(t, st, rs)
-	h.updateOnce(id, "p2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "second"}, &rs)
+	h.updateOnce(id, "p2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "second"}, &rs)
 	require.Equal(t, st2, rs)
-	h.updateOnce(id, "s1", workflows.UpdateSteer, agent.UserText("steer", 0), &q)
+	h.updateOnce(id, "s1", agentapi.UpdateSteer, agent.UserText("steer", 0), &q)
 	require.Equal(t, 1, q.Queued, "the first answer")
-	h.updateOnce(id, "f1", workflows.UpdateFollowUp, agent.UserText("follow", 0), &q)
+	h.updateOnce(id, "f1", agentapi.UpdateFollowUp, agent.UserText("follow", 0), &q)
 	require.Equal(t, 1, q.Queued)
-	h.updateOnce(id, "t1", workflows.UpdateSetThinkingLevel, workflows.SettingRequest{Level: "high"}, nil)
+	h.updateOnce(id, "t1", agentapi.UpdateSetThinkingLevel, agentapi.SettingRequest{Level: "high"}, nil)
 
 	time.Sleep(300 * time.Millisecond)
 	after := h.sessionState(run)
@@ -155,40 +154,40 @@ func TestApproveAndAbortAppliedOnceAcrossASeam(t *testing.T) {
 		answer(call("c4", "wait")),
 		answer(text("end")),
 	}, tool("quick", ok), tool("fast", ok), g.tool("wait"))
-	run := h.startSession(workflows.SessionInput{
+	run := h.startSession(agentapi.SessionInput{
 		LoopConfig: agent.LoopConfig{Tools: []string{"quick", "fast", "wait"},
 			Approval: &agent.ApprovalPolicy{Tools: []string{"quick"}}},
 		ContinueAsNewAfterTurns: 1,
 	})
 	id := run.GetID()
 	first := run.GetRunID()
-	h.updateOnce(id, "p1", workflows.UpdatePrompt, workflows.PromptRequest{Text: "go"}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingApprovals) == 1 })
-	var ap workflows.ApprovalStatus
-	h.updateOnce(id, "a1", workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"}, &ap)
+	h.updateOnce(id, "p1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 })
+	var ap agentapi.ApprovalStatus
+	h.updateOnce(id, "a1", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"}, &ap)
 	require.Equal(t, 0, ap.Pending)
 	h.waitRunEnd(run, 1)
 	h.waitSeam(id, first)
 
-	var ap2 workflows.ApprovalStatus
-	h.updateOnce(id, "a1", workflows.UpdateApprove, workflows.ApproveRequest{ToolCallID: "c1", Decision: "allow"}, &ap2)
+	var ap2 agentapi.ApprovalStatus
+	h.updateOnce(id, "a1", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: "allow"}, &ap2)
 	require.Equal(t, ap, ap2, "a repeated approve is answered, not refused (no call waits)")
 
-	h.updateOnce(id, "p2", workflows.UpdatePrompt, workflows.PromptRequest{Text: "wait"}, nil)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 })
-	var ab workflows.AbortStatus
-	h.updateOnce(id, "ab1", workflows.UpdateAbort, activities.AbortRequest{Reason: "stop"}, &ab)
+	h.updateOnce(id, "p2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "wait"}, nil)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
+	var ab agentapi.AbortStatus
+	h.updateOnce(id, "ab1", agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "stop"}, &ab)
 	require.False(t, ab.AlreadyAborted)
 	h.waitRunEnd(run, 2)
 	aborted := h.latestRun(id)
 
 	// The next run's first turn calls fast, then it continues as new and
 	// its second turn waits: the abort's repeat comes after a seam.
-	h.updateOnce(id, "p3", workflows.UpdatePrompt, workflows.PromptRequest{Text: "wait again"}, nil)
+	h.updateOnce(id, "p3", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "wait again"}, nil)
 	h.waitSeam(id, aborted)
-	h.waitLatest(id, func(s workflows.RunState) bool { return len(s.PendingToolCalls) == 1 && s.PendingToolCalls[0] == "c4" })
-	var ab2 workflows.AbortStatus
-	h.updateOnce(id, "ab1", workflows.UpdateAbort, activities.AbortRequest{Reason: "stop"}, &ab2)
+	h.waitLatest(id, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 && s.PendingToolCalls[0] == "c4" })
+	var ab2 agentapi.AbortStatus
+	h.updateOnce(id, "ab1", agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "stop"}, &ab2)
 	require.Equal(t, ab, ab2)
 	require.False(t, h.sessionState(run).Aborted, "the repeated abort did not abort the run going on now")
 	close(g.release)

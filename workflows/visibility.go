@@ -4,41 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
-// Search attributes the runs keep up to date, so that
-// `temporal workflow list --query "AgentStatus='waiting_approval'"` finds
-// sessions waiting for a person. The dev server start commands register
-// them; the worker checks that the namespace has them before runs upsert.
-var (
-	AgentStatus = temporal.NewSearchAttributeKeyKeyword("AgentStatus")
-	AgentModel  = temporal.NewSearchAttributeKeyKeyword("AgentModel")
-	AgentTurns  = temporal.NewSearchAttributeKeyInt64("AgentTurns")
-	AgentCost   = temporal.NewSearchAttributeKeyFloat64("AgentCost")
-)
-
-// SearchAttributes maps each search attribute to its type as the Temporal
-// CLI names it (`temporal operator search-attribute create --type`).
-var SearchAttributes = map[string]string{
-	AgentStatus.GetName(): "Keyword",
-	AgentModel.GetName():  "Keyword",
-	AgentTurns.GetName():  "Int",
-	AgentCost.GetName():   "Double",
-}
-
-// Run statuses, as QueryState, the AgentStatus search attribute and the
-// Web UI's current details show them.
-const (
-	statusStarting        = "starting"
-	statusRunning         = "running"
-	statusWaitingApproval = "waiting_approval"
-	statusIdle            = "idle"
-	statusEnded           = "ended"
-	statusFailed          = "failed"
-	statusContinued       = "continued"
-)
+// The search attributes (AgentStatus, AgentModel, AgentTurns, AgentCost)
+// are agentapi's.
 
 // setStatus records a status change: in the state, in the Web UI's current
 // details and, when the worker allows it, in the search attributes. Only
@@ -51,10 +23,10 @@ func (l *loop) setStatus(ctx workflow.Context, status string) {
 		return
 	}
 	_ = workflow.UpsertTypedSearchAttributes(ctx,
-		AgentStatus.ValueSet(status),
-		AgentModel.ValueSet(l.cfg.Model.String()),
-		AgentTurns.ValueSet(int64(l.turn)),
-		AgentCost.ValueSet(l.usage.Cost.Total),
+		agentapi.AgentStatus.ValueSet(status),
+		agentapi.AgentModel.ValueSet(l.cfg.Model.String()),
+		agentapi.AgentTurns.ValueSet(int64(l.turn)),
+		agentapi.AgentCost.ValueSet(l.usage.Cost.Total),
 	)
 }
 

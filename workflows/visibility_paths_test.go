@@ -13,11 +13,11 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // What the Web UI shows of a run or session, whichever path started it:
@@ -31,7 +31,7 @@ func TestWebUISummaryAndDetailsOnEveryStartPath(t *testing.T) {
 	model := agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}}
 
 	run, err := agentclient.Start(ctx, h.c, "ui-run-"+testenv.Suffix(), h.queue,
-		workflows.AgentLoopInput{LoopConfig: model, Prompt: "fix   the test\n please"})
+		agentapi.AgentLoopInput{LoopConfig: model, Prompt: "fix   the test\n please"})
 	require.NoError(t, err)
 	h.result(run)
 	require.Equal(t, "fix the test please", summary(t, h.c, run.GetID()))
@@ -40,13 +40,13 @@ func TestWebUISummaryAndDetailsOnEveryStartPath(t *testing.T) {
 	// A prompt stored as a stub: the summary is its text, not the stub's.
 	long := "a long prompt " + strings.Repeat("x", 4000)
 	run, err = agentclient.StartWithOptions(ctx, h.c, "ui-run-"+testenv.Suffix(), h.queue,
-		workflows.AgentLoopInput{LoopConfig: model, Prompt: long}, agentclient.StartOptions{Store: testenv.Store(t)})
+		agentapi.AgentLoopInput{LoopConfig: model, Prompt: long}, agentclient.StartOptions{Store: testenv.Store(t)})
 	require.NoError(t, err)
 	h.result(run)
 	require.True(t, strings.HasPrefix(summary(t, h.c, run.GetID()), "a long prompt xxx"), summary(t, h.c, run.GetID()))
 
 	sess, _, err := agentclient.StartSession(ctx, h.c, "ui-session-"+testenv.Suffix(), h.queue,
-		workflows.SessionInput{LoopConfig: model}, nil, agentclient.UpdateOptions{})
+		agentapi.SessionInput{LoopConfig: model}, nil, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.c.TerminateWorkflow(ctx, sess.GetID(), "", "test over") })
 	require.Equal(t, "agent session", summary(t, h.c, sess.GetID()))
@@ -56,7 +56,7 @@ func TestWebUISummaryAndDetailsOnEveryStartPath(t *testing.T) {
 	// the summary and the details; after continue-as-new, whose run has
 	// no static summary (the SDK cannot set one), the details still do.
 	sess, _, err = agentclient.StartSession(ctx, h.c, "ui-session-"+testenv.Suffix(), h.queue,
-		workflows.SessionInput{LoopConfig: model, ContinueAsNewAfterTurns: 1}, &workflows.PromptRequest{Text: "name the session"}, agentclient.UpdateOptions{})
+		agentapi.SessionInput{LoopConfig: model, ContinueAsNewAfterTurns: 1}, &agentapi.PromptRequest{Text: "name the session"}, agentclient.UpdateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.c.TerminateWorkflow(ctx, sess.GetID(), "", "test over") })
 	require.Equal(t, "name the session", summary(t, h.c, sess.GetID()))
@@ -70,7 +70,7 @@ func TestWebUISummaryAndDetailsOnEveryStartPath(t *testing.T) {
 	cli, err := devserver.FindCLI()
 	require.NoError(t, err)
 	id := "ui-cli-" + testenv.Suffix()
-	out, err := exec.Command(cli, "workflow", "start", "--address", testenv.HostPort(), "--type", workflows.SessionWorkflow,
+	out, err := exec.Command(cli, "workflow", "start", "--address", testenv.HostPort(), "--type", agentapi.SessionWorkflow,
 		"--task-queue", h.queue, "--workflow-id", id, "--input", `{"model": {"provider": "test", "id": "script"}}`).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	t.Cleanup(func() { _ = h.c.TerminateWorkflow(ctx, id, "", "test over") })

@@ -17,7 +17,8 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -90,7 +91,7 @@ func TestWorkspaceThatExistsPassesTheCheck(t *testing.T) {
 // and ends as if nothing had happened.
 func TestMissingWorkspaceResolvesOnTheWorkerThatHoldsIt(t *testing.T) {
 	c, queue, hostB := workspaceFleet(t)
-	run := testenv.Start(t, c, queue, "workspace-", workflows.AgentLoopInput{
+	run := testenv.Start(t, c, queue, "workspace-", agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "script"}, Tools: []string{"list"}},
 		Prompt:     "list the files",
 	})
@@ -134,7 +135,7 @@ func workspaceFleet(t *testing.T) (c client.Client, queue, hostB string) {
 	actsA := driftActs(c, st, "test", script, lsTool(), "")
 	actsA.DefaultWorkspace = filepath.Join(t.TempDir(), "not-on-a")
 	actsA.Identity = "worker-a"
-	actsA.HostQueue = workflows.HostQueue(queue, "a")
+	actsA.HostQueue = agentapi.HostQueue(queue, "a")
 	startIdentified(t, c, queue, actsA, true)
 	startIdentified(t, c, actsA.HostQueue, actsA, false)
 
@@ -143,7 +144,7 @@ func workspaceFleet(t *testing.T) (c client.Client, queue, hostB string) {
 	actsB := driftActs(c, st, "test", script, lsTool(), "")
 	actsB.DefaultWorkspace = wsB
 	actsB.Identity = "worker-b"
-	actsB.HostQueue = workflows.HostQueue(queue, "b")
+	actsB.HostQueue = agentapi.HostQueue(queue, "b")
 	startIdentified(t, c, queue, actsB, false)
 	startIdentified(t, c, actsB.HostQueue, actsB, false)
 	waitPoller(t, c, queue, "worker-b")

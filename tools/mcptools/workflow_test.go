@@ -22,8 +22,9 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/testenv"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/tools/journal"
@@ -118,7 +119,7 @@ func TestWorkflowRunsMCPToolsAndSurvivesAKilledServer(t *testing.T) {
 		}
 	}()
 
-	run := testenv.Start(t, c, queue, "mcp-e2e-", workflows.AgentLoopInput{
+	run := testenv.Start(t, c, queue, "mcp-e2e-", agentapi.AgentLoopInput{
 		LoopConfig: agent.LoopConfig{
 			Model:     agent.ModelRef{Provider: "test", ID: "script"},
 			Tools:     []string{"fs__*", "everything__trigger-long-running-operation", "everything__echo"},

@@ -22,10 +22,11 @@ import (
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/codec"
 	"github.com/durable-agents/agentloop/hooks"
-	"github.com/durable-agents/agentloop/internal/devserver"
-	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -116,20 +117,20 @@ func (w *runWorld) run(t *testing.T, namespace, workflowID, text string) []agent
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := w.clients[namespace]
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID, TaskQueue: w.queue}, workflows.AgentLoopWorkflow,
-		workflows.AgentLoopInput{
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID, TaskQueue: w.queue}, agentapi.AgentLoopWorkflow,
+		agentapi.AgentLoopInput{
 			LoopConfig: agent.LoopConfig{Model: agent.ModelRef{Provider: "scripted", ID: "read-big"}, Tools: []string{"read"}, Workspace: workspace},
 			Prompt:     "Read big.txt.",
 		})
 	require.NoError(t, err)
-	var res workflows.AgentLoopResult
+	var res agentapi.AgentLoopResult
 	require.NoError(t, run.Get(ctx, &res))
 	require.Equal(t, agent.StopReason("stop"), res.StopReason)
 	var refs []agent.BlobRef
 	for after := int64(0); ; {
-		v, err := c.QueryWorkflow(ctx, workflowID, run.GetRunID(), workflows.QueryEvents, workflows.EventsQuery{After: after})
+		v, err := c.QueryWorkflow(ctx, workflowID, run.GetRunID(), agentapi.QueryEvents, agentapi.EventsQuery{After: after})
 		require.NoError(t, err)
-		var page workflows.EventsPage
+		var page agentapi.EventsPage
 		require.NoError(t, v.Get(&page))
 		for _, e := range page.Events {
 			if e.Type == agent.EventToolExecutionEnd && e.Result != nil {

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/conformance"
-	"github.com/durable-agents/agentloop/internal/devserver"
+	"github.com/durable-agents/agentloop/internal/harness/devserver"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/codec"
-	"github.com/durable-agents/agentloop/internal/s3server"
+	"github.com/durable-agents/agentloop/internal/harness/s3server"
 	"github.com/durable-agents/agentloop/store"
 )
 
