@@ -18,7 +18,7 @@ func TestServerArgsMatchScript(t *testing.T) {
 
 // Go's tests find the CLI where the scripts build it.
 func TestCLIDirMatchesScript(t *testing.T) {
-	out, err := exec.Command("bash", "-c", ". ../../scripts/lib.sh && echo \"$TEMPORAL_CLI_DIR_NAME ${TEMPORAL_CLI_MODULE}\"").Output()
+	out, err := exec.Command("bash", "-c", ". ../../../scripts/lib.sh && echo \"$TEMPORAL_CLI_DIR_NAME ${TEMPORAL_CLI_MODULE}\"").Output()
 	require.NoError(t, err)
 	require.Equal(t, CLIDir+" "+CLIModule, strings.TrimSpace(string(out)))
 }
