@@ -51,7 +51,7 @@ func TestCancelledRequestsLeaveTheStoreWorking(t *testing.T) {
 					_, _ = c.WorkflowService().GetWorkflowExecutionHistory(rctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 						Namespace: "default", Execution: &commonpb.WorkflowExecution{WorkflowId: id}})
 				case 0:
-					_, _ = c.DescribeWorkflowExecution(rctx, id, "")
+					_, _ = c.DescribeWorkflow(rctx, id, "")
 				case 1:
 					_, _ = c.WorkflowService().ListWorkflowExecutions(rctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default"})
 				default:
@@ -63,7 +63,7 @@ func TestCancelledRequestsLeaveTheStoreWorking(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range runs {
-		_, err := c.DescribeWorkflowExecution(ctx, fmt.Sprintf("cancelled-%d", i), "")
+		_, err := c.DescribeWorkflow(ctx, fmt.Sprintf("cancelled-%d", i), "")
 		require.NoError(t, err, "the server's store after cancelled requests")
 	}
 	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "after", TaskQueue: "nobody-polls"}, "Nothing")
