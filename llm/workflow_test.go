@@ -44,7 +44,7 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainCheckingLeaks(m) }
 
 // ---------------------------------------------------------------------------
 // The fake provider: an httptest server answering each call with the next

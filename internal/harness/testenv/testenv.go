@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	"go.uber.org/goleak"
 
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/workflows"
@@ -54,17 +55,33 @@ func connect() (client.Client, error) {
 }
 
 // Main runs a package's tests and stops the dev server afterwards.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(run(m, false)) }
+
+// MainCheckingLeaks is Main, and fails the package if its tests left
+// goroutines behind once its workers, servers and client are gone: a
+// heartbeat, a sender or a stream that outlived its call. (The other
+// packages on Main still leave clients of their own servers and the SDK
+// test environment's goroutines; see the session notes.)
+func MainCheckingLeaks(m *testing.M) { os.Exit(run(m, true)) }
+
+func run(m *testing.M, leaks bool) int {
 	code := m.Run()
 	removeStore()
+	if shared != nil {
+		shared.Close() // the dev server's Stop leaves its client open
+	}
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop dev server:", err)
 		}
-	} else if shared != nil {
-		shared.Close()
 	}
-	os.Exit(code)
+	if code == 0 && leaks {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left behind by the tests:", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // Logger is an SDK logger that prints warnings and errors only.
