@@ -215,6 +215,20 @@ func (w *Worker) Start() error {
 	return nil
 }
 
+// Run starts the worker, waits for interruptCh (worker.InterruptCh) or a
+// fatal error of the task queue's worker, as worker.Worker's Run does, and
+// stops it.
+func (w *Worker) Run(interruptCh <-chan any) error {
+	for _, tw := range w.Workers[1:] {
+		if err := tw.Start(); err != nil {
+			return err
+		}
+	}
+	err := w.Workers[0].Run(interruptCh)
+	w.Stop()
+	return err
+}
+
 // Stop stops every queue's worker as the SDK does (activities in flight
 // have WorkerStopTimeout) and closes the MCP connections.
 func (w *Worker) Stop() {
