@@ -84,6 +84,12 @@ type Options struct {
 	DefaultWorkspace  string
 	Identity          string
 	HeartbeatInterval time.Duration
+	// Activities, when set, are served instead of new ones; the options
+	// that make activities (Store and StoreID, the registries, MCP,
+	// Namespace and the activities' settings) are ignored.
+	// A test that restarts its worker keeps its activities' registries
+	// and settings (NewActivities makes them).
+	Activities *activities.Activities
 	// Register, when set, registers the workflows and activities on the
 	// task queue's worker instead of workflows.Register: a harness adds
 	// workflows and activities of its own or a variant of AgentLoop.
@@ -105,45 +111,33 @@ type Worker struct {
 
 // New assembles a worker; it starts nothing but the MCP connections.
 func New(o Options) (*Worker, error) {
-	if o.Client == nil || o.Store == nil {
+	if o.Client == nil || o.Store == nil && o.Activities == nil {
 		return nil, errors.New("agentworker: Client and Store are required")
 	}
 	if o.TaskQueue == "" {
 		o.TaskQueue = agentapi.TaskQueue
 	}
-	if o.Models == nil {
-		o.Models = llm.NewRegistry()
-	}
-	if o.Tools == nil {
-		o.Tools = tools.NewRegistry()
-	}
-	if o.Hooks == nil {
-		o.Hooks = hooks.NewRegistry()
-	}
 	wopts := workflows.WorkerOptions()
 	if o.WorkerOptions != nil {
 		wopts = *o.WorkerOptions
 	}
-	w := &Worker{}
-	if o.MCP != nil {
-		w.mcp = startMCP(o)
-		o.Tools.AddSource(w.mcp)
-	}
-	acts := activities.New(o.Client, o.Store, o.Models, o.Tools, o.Hooks)
-	acts.StoreID = o.StoreID
-	acts.DefaultWorkspace = o.DefaultWorkspace
-	acts.Identity = o.Identity
-	acts.HeartbeatInterval = o.HeartbeatInterval
-	acts.HostQueue = o.HostQueue
-	acts.HostStartTimeout = o.HostStartTimeout
-	if o.Namespace != "" {
-		w.SearchAttributesErr = agentclient.CheckSearchAttributes(context.Background(), o.Client, o.Namespace)
-		acts.SearchAttributes = w.SearchAttributesErr == nil
-		if acts.SearchAttributes && o.Telemetry != nil {
-			w.ApprovalsErr = o.Telemetry.ObserveApprovals(o.Client, o.Namespace)
+	w := &Worker{Activities: o.Activities}
+	if w.Activities == nil {
+		o.setDefaults()
+		if o.MCP != nil {
+			w.mcp = startMCP(o)
+			o.Tools.AddSource(w.mcp)
+		}
+		w.Activities = NewActivities(o)
+		if o.Namespace != "" {
+			w.SearchAttributesErr = agentclient.CheckSearchAttributes(context.Background(), o.Client, o.Namespace)
+			w.Activities.SearchAttributes = w.SearchAttributesErr == nil
+			if w.Activities.SearchAttributes && o.Telemetry != nil {
+				w.ApprovalsErr = o.Telemetry.ObserveApprovals(o.Client, o.Namespace)
+			}
 		}
 	}
-	w.Activities = acts
+	acts := w.Activities
 
 	main := worker.New(o.Client, o.TaskQueue, wopts)
 	switch {
@@ -178,6 +172,34 @@ func New(o Options) (*Worker, error) {
 		}
 	}
 	return w, nil
+}
+
+// NewActivities returns the activities New serves, over o's client,
+// store, registries and settings, without a worker, MCP connections or a
+// search attribute check: for a test that stops and restarts workers on
+// the same activities (Options.Activities).
+func NewActivities(o Options) *activities.Activities {
+	o.setDefaults()
+	acts := activities.New(o.Client, o.Store, o.Models, o.Tools, o.Hooks)
+	acts.StoreID = o.StoreID
+	acts.DefaultWorkspace = o.DefaultWorkspace
+	acts.Identity = o.Identity
+	acts.HeartbeatInterval = o.HeartbeatInterval
+	acts.HostQueue = o.HostQueue
+	acts.HostStartTimeout = o.HostStartTimeout
+	return acts
+}
+
+func (o *Options) setDefaults() {
+	if o.Models == nil {
+		o.Models = llm.NewRegistry()
+	}
+	if o.Tools == nil {
+		o.Tools = tools.NewRegistry()
+	}
+	if o.Hooks == nil {
+		o.Hooks = hooks.NewRegistry()
+	}
 }
 
 // startMCP connects to the MCP servers in the background: a run that
