@@ -19,22 +19,16 @@ import (
 	"github.com/durable-agents/agentloop/tools"
 )
 
-// shout is a Go tool of one's own: it upper-cases its text argument.
-type shout struct{}
-
-func (shout) Definition() tools.Definition {
-	return tools.Definition{
-		Name:        "shout",
-		Description: "Upper-case a text.",
-		Parameters:  []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-		ReadOnly:    true,
-	}
+// shoutParams are the arguments of shout, a Go tool of one's own.
+type shoutParams struct {
+	Text string `json:"text" description:"The text to upper-case"`
 }
 
-func (shout) Execute(_ context.Context, call tools.Call) (agent.ToolResult, error) {
-	text, _ := call.Args["text"].(string)
-	return agent.TextResult(strings.ToUpper(text)), nil
-}
+// shout upper-cases its text.
+var shout = tools.New(tools.Definition{Name: "shout", Description: "Upper-case a text.", ReadOnly: true},
+	func(_ context.Context, _ tools.Call, p shoutParams) (agent.ToolResult, error) {
+		return agent.TextResult(strings.ToUpper(p.Text)), nil
+	})
 
 // Example assembles a worker with the built-in tools and one of its own,
 // then runs a scripted model that calls it.
@@ -51,7 +45,7 @@ func Example() {
 
 	w, err := agentworker.New(agentworker.Options{
 		Client: c, Store: st, Models: models,
-		Tools: tools.NewRegistry(append(tools.Builtins(tools.BuiltinOptions{}), shout{})...),
+		Tools: tools.NewRegistry(append(tools.Builtins(tools.BuiltinOptions{}), shout)...),
 	})
 	if err != nil {
 		log.Fatal(err)
