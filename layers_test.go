@@ -37,9 +37,9 @@ var layers = []struct {
 	{"client", []string{"agentclient"}},
 	// The worker's Temporal code: activities, workflows, their telemetry.
 	{"worker", []string{"activities", "workflows", "telemetry"}},
-	// Worker and client put together: conformance runs scenarios through
-	// both, the starter's commands drive runs and run the demo in-process.
-	{"assemblies", []string{"conformance", "starter/cli"}},
+	// Worker and client put together: agentworker assembles a worker,
+	// conformance runs scenarios through both, the starter's commands drive runs and run the demo in-process.
+	{"assemblies", []string{"agentworker", "conformance", "starter/cli"}},
 	// Test and dev harnesses: servers, stacks, fleets, crash and soak
 	// tests. Nothing below imports them but tests.
 	{"harnesses", []string{"internal/harness/..."}},

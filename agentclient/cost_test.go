@@ -10,13 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -69,14 +67,14 @@ func newCostRig(t *testing.T) *costRig {
 	models := llm.NewRegistry()
 	models.Register("test", scripted)
 	bash := tools.NewBashTool(tools.BashOptions{OutputDir: t.TempDir()})
-	acts := activities.New(r.c, st, models, tools.NewRegistry(bash, napTool), hooks.NewRegistry())
 	wo := workflows.WorkerOptions()
 	// Stop waits for the activities a test's end cancels (its runs are
 	// terminated first): a model turn still writing its content into the
 	// store made the store directory's removal fail ("directory not empty").
 	wo.WorkerStopTimeout = 30 * time.Second
-	w := worker.New(r.c, r.queue, wo)
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: r.c, Store: st, TaskQueue: r.queue, Models: models,
+		Tools: tools.NewRegistry(bash, napTool), WorkerOptions: &wo})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return r

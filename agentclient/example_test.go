@@ -8,18 +8,15 @@ import (
 	"path/filepath"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Example starts an AgentLoop run, prints its tool calls as the run records
@@ -94,8 +91,10 @@ func exampleServer() (address, workspace string, stop func()) {
 	models := llm.NewRegistry()
 	models.Register("scripted", scripted)
 	c := srv.Client()
-	w := worker.New(c, agentapi.TaskQueue, workflows.WorkerOptions())
-	workflows.Register(w, activities.New(c, st, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry()))
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: st, Models: models, Tools: tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...)})
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := w.Start(); err != nil {
 		log.Fatal(err)
 	}

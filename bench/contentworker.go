@@ -13,10 +13,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
@@ -74,12 +72,12 @@ func runContentWorker(ctx context.Context, args []string) error {
 		models.Register("bench", scripted)
 		ts = append(ts, randomEchoTool{chars: *echoBytes})
 	}
-	acts := activities.New(c, st, models, tools.NewRegistry(ts...), hooks.NewRegistry())
-	acts.NoOffload = *offload == offloadSDK
-	acts.DefaultWorkspace = *workspace
-	acts.SearchAttributes = agentclient.CheckSearchAttributes(ctx, c, client.DefaultNamespace) == nil
-	w := worker.New(c, *queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: st, TaskQueue: *queue, Models: models,
+		Tools: tools.NewRegistry(ts...), DefaultWorkspace: *workspace, Namespace: client.DefaultNamespace})
+	if err != nil {
+		return err
+	}
+	w.Activities.NoOffload = *offload == offloadSDK
 	return w.Run(worker.InterruptCh())
 }
 

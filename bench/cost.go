@@ -11,18 +11,15 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // benchCost prints what each scenario costs in Temporal Cloud's billable
@@ -177,12 +174,13 @@ func (r *costBench) startWorker(prompts int) (func(), error) {
 		return nil, err
 	}
 	bash := tools.NewBashTool(tools.BashOptions{OutputDir: outDir})
-	acts := activities.New(r.c, r.st, models, tools.NewRegistry(sleepTool, bash), hooks.NewRegistry())
-	acts.DefaultWorkspace = outDir
-	w := worker.New(r.c, r.queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
-	w.RegisterWorkflow(CostFloor)
-	w.RegisterActivity(floorStep)
+	w, err := agentworker.New(agentworker.Options{Client: r.c, Store: r.st, TaskQueue: r.queue, Models: models,
+		Tools: tools.NewRegistry(sleepTool, bash), DefaultWorkspace: outDir})
+	if err != nil {
+		return nil, err
+	}
+	w.Workers[0].RegisterWorkflow(CostFloor)
+	w.Workers[0].RegisterActivity(floorStep)
 	if err := w.Start(); err != nil {
 		return nil, err
 	}

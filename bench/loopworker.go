@@ -17,10 +17,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/grpc"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/conformance"
-	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -237,13 +236,13 @@ func runLoopWorker(ctx context.Context, args []string) error {
 	}
 	models := llm.NewRegistry()
 	models.Register(conformance.ModelProvider, scripted)
-	acts := activities.New(c, benchStore(), models, ts, hooks.NewRegistry())
-
 	opts := workflows.WorkerOptions()
 	tune.apply(&opts)
-	w := worker.New(c, *queue, opts)
-	workflows.Register(w, acts)
-	w.RegisterWorkflowWithOptions(BenchFloor, workflow.RegisterOptions{Name: floorWorkflow})
-	w.RegisterActivityWithOptions(benchNoop, activity.RegisterOptions{Name: floorActivity})
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: benchStore(), TaskQueue: *queue, Models: models, Tools: ts, WorkerOptions: &opts})
+	if err != nil {
+		return err
+	}
+	w.Workers[0].RegisterWorkflowWithOptions(BenchFloor, workflow.RegisterOptions{Name: floorWorkflow})
+	w.Workers[0].RegisterActivityWithOptions(benchNoop, activity.RegisterOptions{Name: floorActivity})
 	return w.Run(worker.InterruptCh())
 }

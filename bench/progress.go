@@ -15,14 +15,12 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // The progress budget: one bash call printing a 1 KB line every 100 ms for
@@ -193,9 +191,10 @@ func runProgressWorker(address, queue string, d time.Duration) error {
 	}
 	defer os.RemoveAll(outDir)
 	bash := tools.NewBashTool(tools.BashOptions{OutputDir: outDir})
-	acts := activities.New(c, benchStore(), models, tools.NewRegistry(bash), hooks.NewRegistry())
-	w := worker.New(c, queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: benchStore(), TaskQueue: queue, Models: models, Tools: tools.NewRegistry(bash)})
+	if err != nil {
+		return err
+	}
 	return w.Run(worker.InterruptCh())
 }
 

@@ -9,9 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
 	"github.com/durable-agents/agentloop/workflows"
@@ -88,11 +87,12 @@ func runWorker(ctx context.Context, args []string) error {
 	scripted.Add("session", sessionScript(sessionPrompts))
 	models := llm.NewRegistry()
 	models.Register("bench", scripted)
-	acts := activities.New(c, benchStore(), models, tools.NewRegistry(echoTool{}), hooks.NewRegistry())
-	w := worker.New(c, *queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
-	w.RegisterWorkflow(StreamProbe)
-	w.RegisterWorkflow(ChildSession)
-	w.RegisterActivity(&probeActivities{c: c, model: scripted})
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: benchStore(), TaskQueue: *queue, Models: models, Tools: tools.NewRegistry(echoTool{})})
+	if err != nil {
+		return err
+	}
+	w.Workers[0].RegisterWorkflow(StreamProbe)
+	w.Workers[0].RegisterWorkflow(ChildSession)
+	w.Workers[0].RegisterActivity(&probeActivities{c: c, model: scripted})
 	return w.Run(worker.InterruptCh())
 }

@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -51,12 +50,13 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	acts := activities.New(c, st, ModelRegistry(s), ToolRegistry(s), HookRegistry(s))
-	acts.HeartbeatInterval = abortLatency
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = abortLatency
-	w := worker.New(c, taskQueue, opts)
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: st, TaskQueue: taskQueue, WorkerOptions: &opts,
+		Models: ModelRegistry(s), Tools: ToolRegistry(s), Hooks: HookRegistry(s), HeartbeatInterval: abortLatency})
+	if err != nil {
+		return Result{}, err
+	}
 	if err := w.Start(); err != nil {
 		return Result{}, fmt.Errorf("start worker: %w", err)
 	}

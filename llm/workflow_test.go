@@ -29,19 +29,16 @@ import (
 	"go.temporal.io/api/temporalproto"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 func TestMain(m *testing.M) { testenv.MainCheckingLeaks(m) }
@@ -202,11 +199,10 @@ func newRig(t *testing.T, vars map[string]string, ts ...tools.Tool) *rig {
 	t.Cleanup(c.Close)
 	models := llm.NewRegistry()
 	llm.RegisterFromEnv(models, func(k string) string { return vars[k] })
-	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(ts...), hooks.NewRegistry())
-	acts.DefaultWorkspace = t.TempDir()
 	r := &rig{t: t, c: c, queue: "llm-e2e-" + randomHex(6)}
-	w := worker.New(c, r.queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: testenv.Store(t), TaskQueue: r.queue,
+		Models: models, Tools: tools.NewRegistry(ts...), DefaultWorkspace: t.TempDir()})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return r

@@ -14,16 +14,14 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/demo"
-	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 func TestMain(m *testing.M) {
@@ -63,11 +61,10 @@ func newRig(t *testing.T, icpts []interceptor.ClientInterceptor, metrics client.
 	s.ChunkDelay = 0
 	scripted.Add(demo.ModelID, s)
 	models.Register(llm.ScriptedProviderName, scripted)
-	acts := activities.New(c, testenv.Store(t), models,
-		tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), hooks.NewRegistry())
 	r := &rig{c: c, queue: "otel-" + testenv.Suffix()}
-	w := worker.New(c, r.queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: testenv.Store(t), TaskQueue: r.queue, Models: models,
+		Tools: tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...)})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return r

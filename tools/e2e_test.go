@@ -23,12 +23,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
@@ -52,7 +51,7 @@ func newE2E(t *testing.T, script []llm.ScriptedResponse, ts []tools.Tool) *e2e {
 	t.Helper()
 	c := testenv.Client(t)
 	e := &e2e{t: t, c: c, queue: "tools-e2e-" + testenv.Suffix()}
-	e.acts = activities.New(c, testenv.Store(t), scriptedModels(script), tools.NewRegistry(ts...), hooks.NewRegistry())
+	e.acts = agentworker.NewActivities(agentworker.Options{Client: c, Store: testenv.Store(t), Models: scriptedModels(script), Tools: tools.NewRegistry(ts...)})
 	e.startWorker(e.queue, e.acts, true, "")
 	return e
 }
@@ -64,12 +63,8 @@ func (e *e2e) startWorker(queue string, acts *activities.Activities, withWorkflo
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond // aborts reach tools fast
 	acts.HeartbeatInterval = opts.MaxHeartbeatThrottleInterval
 	opts.Identity = identity
-	w := worker.New(e.c, queue, opts)
-	if withWorkflow {
-		workflows.Register(w, acts)
-	} else {
-		w.RegisterActivity(acts)
-	}
+	w, err := agentworker.New(agentworker.Options{Client: e.c, TaskQueue: queue, WorkerOptions: &opts, Activities: acts, ActivitiesOnly: !withWorkflow})
+	require.NoError(e.t, err)
 	require.NoError(e.t, w.Start())
 	e.t.Cleanup(w.Stop)
 }
@@ -604,13 +599,12 @@ func TestE2EToolTaskQueueRunsToolsOnTheWorkspaceWorker(t *testing.T) {
 		fakes = append(fakes, elsewhere{tool})
 	}
 	e := &e2e{t: t, c: c, queue: "tools-e2e-a-" + testenv.Suffix()}
-	e.acts = activities.New(c, testenv.Store(t), scriptedModels(script), tools.NewRegistry(fakes...), hooks.NewRegistry())
-	e.acts.DefaultWorkspace = wsA
+	e.acts = agentworker.NewActivities(agentworker.Options{Client: c, Store: testenv.Store(t), Models: scriptedModels(script), Tools: tools.NewRegistry(fakes...), DefaultWorkspace: wsA})
 	e.startWorker(e.queue, e.acts, true, "worker-a")
 	// Worker B: only activities, on its own queue, holding the workspace.
 	queueB := "tools-e2e-b-" + testenv.Suffix()
-	actsB := activities.New(c, testenv.Store(t), llm.NewRegistry(), tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), hooks.NewRegistry())
-	actsB.DefaultWorkspace = wsB
+	actsB := agentworker.NewActivities(agentworker.Options{Client: c, Store: testenv.Store(t),
+		Tools: tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), DefaultWorkspace: wsB})
 	e.startWorker(queueB, actsB, false, "tool-worker-b")
 
 	in := input("", "write", "bash", "ls")

@@ -16,18 +16,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // Budgets of the chatty minute.
@@ -61,10 +58,9 @@ func TestE2EBashProgressLiveAndOutOfHistory(t *testing.T) {
 		{Content: []agent.Content{agent.Text("The loop printed 600 lines.")}},
 	}
 	// The worker's production settings: heartbeat interval and throttle.
-	acts := activities.New(c, testenv.Store(t), scriptedModels(script),
-		tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...), hooks.NewRegistry())
-	w := worker.New(c, queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: testenv.Store(t), TaskQueue: queue, Models: scriptedModels(script),
+		Tools: tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{BashOutputDir: t.TempDir()})...)})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 

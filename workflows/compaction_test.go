@@ -11,18 +11,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/compaction"
-	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // windowModel is a model with a context window: it refuses a request over
@@ -101,10 +98,9 @@ func newWindowWorker(t *testing.T, m llm.Model) (client.Client, string) {
 	dump := tool("dump", func(context.Context, tools.Call) (agent.ToolResult, error) {
 		return agent.TextResult(strings.Repeat("output line of the dump tool\n", 140)), nil
 	})
-	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(dump), hooks.NewRegistry())
 	queue := "compact-" + testenv.Suffix()
-	w := worker.New(c, queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: testenv.Store(t), TaskQueue: queue, Models: models, Tools: tools.NewRegistry(dump)})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return c, queue

@@ -12,12 +12,12 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -52,7 +52,7 @@ func driftActs(c client.Client, st store.Blobs, provider string, script []llm.Sc
 			return &hooks.AfterResult{Content: []agent.Content{text(agent.TextOf(c.Result.Content) + " [" + hook + "]")}}, nil
 		})
 	}
-	return activities.New(c, st, models, ts, hs)
+	return agentworker.NewActivities(agentworker.Options{Client: c, Store: st, Models: models, Tools: ts, Hooks: hs})
 }
 
 // startDriftWorker starts a worker on queue; withWorkflows also registers
@@ -61,12 +61,8 @@ func startDriftWorker(t *testing.T, c client.Client, queue string, acts *activit
 	t.Helper()
 	opts := workflows.WorkerOptions()
 	opts.DisableWorkflowWorker = !withWorkflows
-	w := worker.New(c, queue, opts)
-	if withWorkflows {
-		workflows.Register(w, acts)
-	} else {
-		w.RegisterActivity(acts)
-	}
+	w, err := agentworker.New(agentworker.Options{Client: c, TaskQueue: queue, WorkerOptions: &opts, Activities: acts, ActivitiesOnly: !withWorkflows})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	stopped := false
 	stop := func() {

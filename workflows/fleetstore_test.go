@@ -20,19 +20,16 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/s3server"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/telemetry"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // bigOutput is a tool output well over store.InlineLimit: it travels as a
@@ -239,10 +236,8 @@ func TestStoreMismatchIsRetriedElsewhere(t *testing.T) {
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("script", llm.Script{})
 	models.Register("test", scripted)
-	actsB := activities.New(h.c, stB, models, tools.NewRegistry(), hooks.NewRegistry())
-	actsB.StoreID = stB.ID()
-	wB := worker.New(h.c, h.queue, workflows.WorkerOptions())
-	workflows.Register(wB, actsB)
+	wB, err := agentworker.New(agentworker.Options{Client: h.c, Store: stB, StoreID: stB.ID(), TaskQueue: h.queue, Models: models})
+	require.NoError(t, err)
 	require.NoError(t, wB.Start())
 	t.Cleanup(wB.Stop)
 

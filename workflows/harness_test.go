@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
@@ -64,11 +64,12 @@ func newHarnessStore(t *testing.T, c client.Client, st store.Blobs, script []llm
 		}
 		return countingModel{m: m, h: h}, nil
 	}))
-	h.acts = activities.New(h.c, st, models, tools.NewRegistry(ts...), h.hooks)
-	h.acts.HeartbeatInterval = 50 * time.Millisecond // with the throttle below: aborts reach tools fast
+	ao := agentworker.Options{Client: h.c, Store: st, Models: models, Tools: tools.NewRegistry(ts...), Hooks: h.hooks,
+		HeartbeatInterval: 50 * time.Millisecond} // with the throttle below: aborts reach tools fast
 	if s, ok := st.(*store.Store); ok {
-		h.acts.StoreID = s.ID() // as the worker does: runs carry it
+		ao.StoreID = s.ID() // as the worker does: runs carry it
 	}
+	h.acts = agentworker.NewActivities(ao)
 	h.startWorker()
 	return h
 }
@@ -78,8 +79,8 @@ func (h *harness) startWorker() {
 	h.t.Helper()
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond
-	w := worker.New(h.c, h.queue, opts)
-	workflows.Register(w, h.acts)
+	w, err := agentworker.New(agentworker.Options{Client: h.c, TaskQueue: h.queue, WorkerOptions: &opts, Activities: h.acts})
+	require.NoError(h.t, err)
 	require.NoError(h.t, w.Start())
 	var once sync.Once
 	h.stopWorker = func() { once.Do(w.Stop) }

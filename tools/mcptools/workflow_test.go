@@ -18,12 +18,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
@@ -96,14 +94,12 @@ func TestWorkflowRunsMCPToolsAndSurvivesAKilledServer(t *testing.T) {
 	models := llm.NewRegistry()
 	models.Register("test", scripted)
 	c := testenv.Client(t)
-	acts := activities.New(c, testenv.Store(t), models, reg, hooks.NewRegistry())
-	acts.DefaultWorkspace = ws
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond
-	acts.HeartbeatInterval = opts.MaxHeartbeatThrottleInterval
 	queue := "mcp-e2e-" + testenv.Suffix()
-	w := worker.New(c, queue, opts)
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: testenv.Store(t), TaskQueue: queue, Models: models, Tools: reg,
+		DefaultWorkspace: ws, HeartbeatInterval: opts.MaxHeartbeatThrottleInterval, WorkerOptions: &opts})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 

@@ -18,19 +18,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/codec"
-	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
 	"github.com/durable-agents/agentloop/internal/harness/s3server"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 // otherNamespace is the second namespace of the test's dev server: its runs
@@ -99,8 +96,9 @@ func newRunWorld(t *testing.T, b store.Backend, keys codec.Keys) *runWorld {
 		}})
 		models := llm.NewRegistry()
 		models.Register("scripted", scripted)
-		wk := worker.New(c, w.queue, workflows.WorkerOptions())
-		workflows.Register(wk, activities.New(c, st, models, tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...), hooks.NewRegistry()))
+		wk, err := agentworker.New(agentworker.Options{Client: c, Store: st, TaskQueue: w.queue, Models: models,
+			Tools: tools.NewRegistry(tools.Builtins(tools.BuiltinOptions{})...)})
+		require.NoError(t, err)
 		require.NoError(t, wk.Start())
 		t.Cleanup(wk.Stop)
 		w.clients[ns], w.stores[ns] = c, st

@@ -18,21 +18,18 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/codec"
-	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 func marker(name string) string {
@@ -103,10 +100,9 @@ func TestEncryptedRunOnRealServer(t *testing.T) {
 	storeDir := t.TempDir()
 	st, err := store.Open(storeDir, store.Options{Keys: keys})
 	require.NoError(t, err)
-	acts := activities.New(c, st, models, tools.NewRegistry(probe, faulty), hooks.NewRegistry())
 	queue := marker("codec-e2e")
-	w := worker.New(c, queue, workflows.WorkerOptions())
-	workflows.Register(w, acts)
+	w, err := agentworker.New(agentworker.Options{Client: c, Store: st, TaskQueue: queue, Models: models, Tools: tools.NewRegistry(probe, faulty)})
+	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

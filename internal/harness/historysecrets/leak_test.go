@@ -20,22 +20,19 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
-	"github.com/durable-agents/agentloop/hooks"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/internal/logging"
 	"github.com/durable-agents/agentloop/internal/secretenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
-	"github.com/durable-agents/agentloop/workflows"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -94,10 +91,9 @@ func startWorker(t *testing.T, models *llm.Registry, ts ...tools.Tool) *testWork
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	w := &testWorker{c: c, queue: "leak-" + random(6), logs: logs}
-	acts := activities.New(c, testenv.Store(t), models, tools.NewRegistry(ts...), hooks.NewRegistry())
-	acts.DefaultWorkspace = t.TempDir()
-	wk := worker.New(c, w.queue, workflows.WorkerOptions())
-	workflows.Register(wk, acts)
+	wk, err := agentworker.New(agentworker.Options{Client: c, Store: testenv.Store(t), TaskQueue: w.queue, Models: models,
+		Tools: tools.NewRegistry(ts...), DefaultWorkspace: t.TempDir()})
+	require.NoError(t, err)
 	require.NoError(t, wk.Start())
 	t.Cleanup(wk.Stop)
 	return w

@@ -7,16 +7,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentworker"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/crashtest"
 	"github.com/durable-agents/agentloop/store"
@@ -86,50 +85,38 @@ func run() error {
 	if *readDelay > 0 {
 		st = crashtest.SlowReads(st, *readDelay, *dir)
 	}
-	acts := activities.New(c, st, crashtest.Models(), tools.NewRegistry(crashtest.Tools(crashtest.ToolOptions{
-		SlowReadTimeout:  *slowRead,
-		Journal:          j,
-		PauseAfterRecord: *pause,
-		BashHeartbeat:    *bashHeartbeat,
-	})...), hs)
-
 	opts := workflows.WorkerOptions()
 	opts.WorkerStopTimeout = *stopTimeout + activities.ShutdownReportMargin
 	if *buildID != "" {
 		opts.DeploymentOptions = workflows.DeploymentOptions(*deployment, *buildID)
 	}
-	w := worker.New(c, *queue, opts)
-	if err := crashtest.Register(w, acts, *variant, &crashtest.Audit{Dir: *dir}); err != nil {
+	wo := agentworker.Options{
+		Client: c, Store: st, TaskQueue: *queue, WorkerOptions: &opts, Journal: j,
+		Models: crashtest.Models(), Hooks: hs,
+		Tools: tools.NewRegistry(crashtest.Tools(crashtest.ToolOptions{
+			SlowReadTimeout:  *slowRead,
+			Journal:          j,
+			PauseAfterRecord: *pause,
+			BashHeartbeat:    *bashHeartbeat,
+		})...),
+		Register: func(w worker.Worker, acts *activities.Activities) error {
+			return crashtest.Register(w, acts, *variant, &crashtest.Audit{Dir: *dir})
+		},
+	}
+	if *hostAffinity {
+		wo.HostQueue = agentapi.HostQueue(*queue, *host)
+	}
+	w, err := agentworker.New(wo)
+	if err != nil {
 		return err
 	}
-	workers := []worker.Worker{w}
-	if *hostAffinity {
-		acts.HostQueue = agentapi.HostQueue(*queue, *host)
-		hw := worker.New(c, acts.HostQueue, opts)
-		hw.RegisterActivity(acts)
-		workers = append(workers, hw)
-	}
-	for _, w := range workers {
-		if j != nil {
-			w.RegisterActivityWithOptions(j.LookupToolOutcome, activity.RegisterOptions{Name: journal.LookupActivity})
-		}
-		if err := w.Start(); err != nil {
-			return err
-		}
+	if err := w.Start(); err != nil {
+		return err
 	}
 	fmt.Printf("ready pid=%d variant=%s build=%s\n", os.Getpid(), *variant, *buildID)
 	sig := <-worker.InterruptCh()
 	fmt.Printf("stopping pid=%d signal=%v\n", os.Getpid(), sig)
-	activities.BeginShutdown(acts, *stopTimeout)
-	var wg sync.WaitGroup
-	for _, w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.Stop()
-		}()
-	}
-	wg.Wait()
+	w.Shutdown(*stopTimeout)
 	fmt.Printf("stopped pid=%d\n", os.Getpid())
 	return nil
 }
