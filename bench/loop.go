@@ -141,7 +141,7 @@ func benchLoop(ctx context.Context, args []string) error {
 	if err := b.measureFloors(); err != nil {
 		return err
 	}
-	if _, err := b.runAB(filter); err != nil {
+	if err := b.runAB(filter); err != nil {
 		return err
 	}
 	targets := b.derivedTargets()

@@ -104,8 +104,8 @@ func (b *loopBench) measureFloors() error {
 }
 
 // runAB runs every scenario that filter matches through pi and through
-// the workflow, alternating which goes first.
-func (b *loopBench) runAB(filter *regexp.Regexp) ([]*loopResult, error) {
+// the workflow, alternating which goes first, and prints the table.
+func (b *loopBench) runAB(filter *regexp.Regexp) error {
 	b.results = map[string]*loopResult{}
 	var order []*loopResult
 	for _, s := range b.all {
@@ -142,17 +142,17 @@ func (b *loopBench) runAB(filter *regexp.Regexp) ([]*loopResult, error) {
 				first, second = runOursOnce, runPi
 			}
 			if err := first(); err != nil {
-				return nil, err
+				return err
 			}
 			if err := second(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		b.results[s.Name] = r
 		order = append(order, r)
 	}
 	printAB(order)
-	return order, nil
+	return nil
 }
 
 // derivedTargets are the ratio targets and the costs per turn and per
