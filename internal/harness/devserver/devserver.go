@@ -142,6 +142,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return &Server{DevServer: srv, MetricsURL: metricsURL}, nil
 }
 
+// Stop closes the server's client, which the SDK's DevServer.Stop leaves
+// open (its gRPC goroutines then keep reconnecting to a server that is
+// gone: goleak found them), and stops the server.
+func (s *Server) Stop() error {
+	s.Client().Close()
+	return s.DevServer.Stop()
+}
+
 // LogDirEnv names a directory where every dev server without Options.Log
 // writes its output, one file each: what a failed CI run needs to tell a
 // server that stalled or lost its state from a test that failed.

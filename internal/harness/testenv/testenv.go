@@ -67,13 +67,12 @@ func MainCheckingLeaks(m *testing.M) { os.Exit(run(m, true)) }
 func run(m *testing.M, leaks bool) int {
 	code := m.Run()
 	removeStore()
-	if shared != nil {
-		shared.Close() // the dev server's Stop leaves its client open
-	}
 	if srv != nil {
-		if err := srv.Stop(); err != nil {
+		if err := srv.Stop(); err != nil { // closes shared, its client
 			fmt.Fprintln(os.Stderr, "stop dev server:", err)
 		}
+	} else if shared != nil {
+		shared.Close()
 	}
 	if code == 0 && leaks {
 		if err := goleak.Find(); err != nil {
