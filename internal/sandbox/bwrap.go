@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -109,12 +110,8 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		a = append(a, "--block-fd", "4") // until the limits are set, or the worker listens inside
 	}
 	a = append(a, "--unshare-net") // with network on too (netns.go)
-	bridge := spec.Network && !s.listensInside
-	if bridge || spec.DieWithWorker {
+	if s.bridges(spec) || spec.DieWithWorker {
 		a = append(a, "--ro-bind", s.bridge, bridgeBin) // the bridge; the guard inside
-	}
-	if bridge {
-		a = append(a, "--bind", s.proxy.socket, bridgeSocket)
 	}
 	if spec.DieWithWorker {
 		// bwrap's own death signals leave a window: its pid 1 sets one
@@ -149,8 +146,8 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 		a = append(a, "--ro-bind", src, dir)
 	}
 	a = append(a, "--chdir", ws, "--")
-	if bridge {
-		a = append(a, bridgeCommand()...)
+	if s.bridges(spec) {
+		a = append(a, bridgeCommand(s.bridgeFD(spec))...)
 	}
 	if spec.DieWithWorker {
 		a = append(a, guardCommand(bridgeBin, s.bwrapLifelineFD(spec), "namespace")...)
@@ -169,13 +166,28 @@ func (s *Sandbox) blocks(spec Spec) bool {
 	return s.runAs == nil || spec.Network && s.listensInside
 }
 
-// bwrapLifelineFD is the lifeline's descriptor in bwrap and the command:
-// after the status (3) and the block (4) when there is one.
-func (s *Sandbox) bwrapLifelineFD(spec Spec) int {
+// bridges says whether the bridge starts the command: network on, where
+// the worker cannot listen inside itself (netns.go).
+func (s *Sandbox) bridges(spec Spec) bool {
+	return spec.Network && !s.listensInside
+}
+
+// The descriptors bwrap and the command are started with: the status (3),
+// the block when there is one (4), the bridge's end of its socket pair
+// when it bridges, and the lifeline last, the guard outside passing on
+// every descriptor below it to bwrap (lifeline.go).
+func (s *Sandbox) bridgeFD(spec Spec) int {
 	if s.blocks(spec) {
 		return 5
 	}
 	return 4
+}
+
+func (s *Sandbox) bwrapLifelineFD(spec Spec) int {
+	if s.bridges(spec) {
+		return s.bridgeFD(spec) + 1
+	}
+	return s.bridgeFD(spec)
 }
 
 // workspaceSource is what bwrap binds at the workspace's path: the
@@ -284,11 +296,25 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		defer blockW.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, blockR) // fd 4
 	}
+	var sent *net.UnixConn // the bridge's listener comes over it
+	if s.bridges(spec) {
+		var theirs *os.File
+		if sent, theirs, err = bridgePair(); err != nil {
+			statusR.Close()
+			statusW.Close()
+			return nil, err
+		}
+		defer theirs.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, theirs) // fd bridgeFD
+	}
 	if spec.DieWithWorker {
 		life, err := lifelineReader()
 		if err != nil {
 			statusR.Close()
 			statusW.Close()
+			if sent != nil {
+				sent.Close()
+			}
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, life) // fd bwrapLifelineFD
@@ -298,11 +324,17 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	statusW.Close()
 	if err != nil {
 		statusR.Close()
+		if sent != nil {
+			sent.Close()
+		}
 		return nil, err
 	}
 	p.monitor = cmd.Process.Pid
 	status := bufio.NewReader(statusR)
-	var inside io.Closer // the worker's listener in the command's namespace
+	var inside io.Closer // the listener in the command's namespace
+	if sent != nil {
+		inside = s.serveSent(sent)
+	}
 	finish := func() (Exit, error) {
 		waitErr := cmd.Wait()
 		if inside != nil {

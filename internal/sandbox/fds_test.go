@@ -36,14 +36,23 @@ func TestBwrapCommandsHoldThreeDescriptors(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
-	for _, network := range []bool{false, true} {
-		if network && s.abi < 4 {
+	bridged, err := New(Config{Mode: Bwrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	throughBridge(t, bridged) // its socket pair's end must not reach the command
+	for _, tc := range []struct {
+		name    string
+		s       *Sandbox
+		network bool
+	}{{"network off", s, false}, {"network on", s, true}, {"network on through the bridge", bridged, true}} {
+		if tc.network && s.abi < 4 {
 			continue
 		}
 		// `; true`: bash would otherwise exec ls in its own place.
-		out, _ := run(t, s, t.TempDir(), `ls /proc/$$/fd; true`, network)
+		out, _ := run(t, tc.s, t.TempDir(), `ls /proc/$$/fd; true`, tc.network)
 		if out != "0\n1\n2\n" {
-			t.Errorf("network %v: the shell holds descriptors\n%s", network, out)
+			t.Errorf("%s: the shell holds descriptors\n%s", tc.name, out)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -33,18 +36,19 @@ import (
 //     a goroutine forwarding its connections to the proxy. No process is
 //     added to the call.
 //   - Any other worker cannot enter it (setns needs CAP_SYS_ADMIN in the
-//     worker's own user namespace too): the proxy comes in as a Unix
-//     socket, bind-mounted, and the bridge (package netbridge), which
-//     bwrap starts in place of the command, listens inside and forwards
-//     to it. It is a small binary (agentloop-netbridge, a Go program's
-//     start and a fork) because the worker's own takes tens of
-//     milliseconds to initialise its packages; the worker still serves as
-//     the bridge where the small one is not installed.
+//     worker's own user namespace too): bwrap starts the bridge (package
+//     netbridge) in place of the command, which listens inside, sends the
+//     listening socket to the worker over one end of a socket pair the
+//     worker handed down (SCM_RIGHTS), and executes the command in its own
+//     place. The worker serves that listener as it serves its own. The
+//     bridge is a small binary (agentloop-netbridge: a Go program's start
+//     and one exec, which the call pays) because the worker's own takes
+//     tens of milliseconds to initialise its packages; the worker still
+//     serves as the bridge where the small one is not installed.
 const (
-	bridgeDir    = "/run/agentloop"
-	bridgeBin    = bridgeDir + "/" + netbridge.Name
-	bridgeSocket = bridgeDir + "/proxy.sock"
-	bridgePort   = 3128
+	bridgeDir  = "/run/agentloop"
+	bridgeBin  = bridgeDir + "/" + netbridge.Name
+	bridgePort = 3128
 )
 
 var bridgeURL = "http://127.0.0.1:" + strconv.Itoa(bridgePort)
@@ -75,9 +79,10 @@ func isExecutable(p string) bool {
 	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
 }
 
-// bridgeCommand comes before the command: the bridge starts it.
-func bridgeCommand() []string {
-	return []string{bridgeBin, "127.0.0.1:" + strconv.Itoa(bridgePort), bridgeSocket, "--"}
+// bridgeCommand comes before the command: the bridge sends its listener
+// over descriptor fd and executes the command.
+func bridgeCommand(fd int) []string {
+	return []string{bridgeBin, netbridge.Send, strconv.Itoa(fd), strconv.Itoa(bridgePort), "--"}
 }
 
 // restrictNetwork prepares a bwrap command that asks for network, and
@@ -144,7 +149,7 @@ func (s *Sandbox) listenInside(pid int) (io.Closer, error) {
 	if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
 		return nil, fmt.Errorf("sandbox: entering the command's network namespace: %w", err)
 	}
-	fd, err := netbridge.Listen("127.0.0.1:" + strconv.Itoa(bridgePort))
+	fd, err := netbridge.Listen(bridgePort)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the proxy's listener in the command's network namespace: %w", err)
 	}
@@ -154,8 +159,117 @@ func (s *Sandbox) listenInside(pid int) (io.Closer, error) {
 	if err != nil {
 		return nil, err
 	}
-	go netbridge.Serve(ln, s.proxy.socket)
+	go serveBridge(ln, s.proxy.socket)
 	return ln, nil
+}
+
+// bridgePair is the socket pair the bridge sends its listener over: the
+// worker's end, and the end bwrap hands down to the bridge.
+func bridgePair() (*net.UnixConn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: the network bridge's socket pair: %w", err)
+	}
+	mine := os.NewFile(uintptr(fds[0]), "bridge")
+	defer mine.Close() // FileConn holds a copy
+	c, err := net.FileConn(mine)
+	if err != nil {
+		syscall.Close(fds[1])
+		return nil, nil, fmt.Errorf("sandbox: the network bridge's socket pair: %w", err)
+	}
+	return c.(*net.UnixConn), os.NewFile(uintptr(fds[1]), "bridge-child"), nil
+}
+
+// sentListener is the listener the bridge sends from inside a command's
+// namespace, served by the worker from the moment it arrives.
+type sentListener struct {
+	c    *net.UnixConn
+	done chan struct{}
+	ln   net.Listener // set before done closes, nil when nothing came
+}
+
+// serveSent waits on c for the bridge's listener and serves it. It does
+// not hold the call up: a connection made before the listener arrives
+// waits in its backlog. Close ends the wait (the bridge failed, or the
+// command ended first) and the serving.
+func (s *Sandbox) serveSent(c *net.UnixConn) io.Closer {
+	sl := &sentListener{c: c, done: make(chan struct{})}
+	go func() {
+		defer close(sl.done)
+		ln, err := receiveListener(c)
+		if err != nil {
+			return // the bridge said why in the command's output, or the call is over
+		}
+		sl.ln = ln
+		go serveBridge(ln, s.proxy.socket)
+	}()
+	return sl
+}
+
+func (sl *sentListener) Close() error {
+	sl.c.Close()
+	<-sl.done
+	if sl.ln != nil {
+		return sl.ln.Close()
+	}
+	return nil
+}
+
+// receiveListener reads the one descriptor the bridge sends (received
+// close-on-exec: the net package asks for MSG_CMSG_CLOEXEC), a listening
+// TCP socket.
+func receiveListener(c *net.UnixConn) (net.Listener, error) {
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("sandbox: the network bridge sent no listener (%d messages): %v", len(msgs), err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("sandbox: the network bridge sent %d descriptors: %v", len(fds), err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "bridge")
+	defer f.Close()
+	return net.FileListener(f)
+}
+
+// serveBridge forwards each connection to the proxy's Unix socket until
+// the listener is closed.
+func serveBridge(ln net.Listener, socket string) {
+	for {
+		c, err := ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			time.Sleep(10 * time.Millisecond) // out of descriptors: wait, as net/http does
+			continue
+		}
+		go forward(c, socket)
+	}
+}
+
+// forward copies one connection both ways; when the proxy's side ends,
+// the connection ends.
+func forward(c net.Conn, socket string) {
+	defer c.Close()
+	up, err := net.Dial("unix", socket)
+	if err != nil {
+		return // the proxy lives as long as the worker
+	}
+	defer up.Close()
+	go func() {
+		io.Copy(up, c)
+		up.(*net.UnixConn).CloseWrite()
+	}()
+	io.Copy(c, up)
 }
 
 // canEnterNetns says whether the worker may move a thread into another

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -120,11 +122,11 @@ func TestNetworkOnReachesAnAllowedServer(t *testing.T) {
 	}
 }
 
-// The bridge exits as the command did, 128+N for a signal as bwrap
-// reports it, and it works for commands of another user (RunAs, whose
-// prlimit runs inside the bridge's command), given a bridge binary that
-// user may read.
-func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
+// bridgeCopy is this test binary under the bridge's name, in a directory
+// commands of another user may read: it links package netbridge, and so
+// is the bridge when run under that name (the worker's fallback).
+func bridgeCopy(t *testing.T) string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +135,7 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	bridge := filepath.Join(dir, "agentloop-netbridge")
 	b, err := os.ReadFile(self)
@@ -143,6 +145,22 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 	if err := os.WriteFile(bridge, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return bridge
+}
+
+// throughBridge makes s start network-on commands through the bridge even
+// where the worker could listen inside (a root worker), as a worker of
+// another user does.
+func throughBridge(t *testing.T, s *Sandbox) {
+	s.bridge, s.listensInside = bridgeCopy(t), false
+}
+
+// The command keeps its exit, 128+N for a signal as bwrap reports it, and
+// its parent is the sandbox's pid 1: the bridge executed it in its own
+// place, and nothing stands between it and the worker's proxy. That holds
+// for commands of another user too (RunAs, whose prlimit runs as the
+// bridge's command), given a bridge binary that user may read.
+func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 	configs := map[string]Config{"worker's user": {Mode: Bwrap}}
 	if os.Geteuid() == 0 {
 		configs["nobody"] = Config{Mode: Bwrap, RunAs: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -153,22 +171,60 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 			if err != nil {
 				t.Skipf("bwrap: %v", err)
 			}
-			s.bridge, s.listensInside = bridge, false // the bridge even where the worker could listen inside
+			throughBridge(t, s)
 			ws, err := os.MkdirTemp("", "netbridge-ws-")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer os.RemoveAll(ws)
 			os.Chmod(ws, 0o777)
-			for command, want := range map[string]int{"exit 7": 7, "kill -9 $$": 128 + 9, "curl -sS -o /dev/null -w '%{http_code}' http://127.0.0.1:1/; echo; exit 3": 3} {
+			for command, want := range map[string]int{"exit 7": 7, "kill -9 $$": 128 + 9,
+				"curl -sS -o /dev/null -w '%{http_code}' http://127.0.0.1:1/; echo; echo parent=$PPID; exit 3": 3} {
 				out, exit := run(t, s, ws, command, true)
 				if exit.Code != want {
 					t.Errorf("%q: exit %+v, want code %d; output:\n%s", command, exit, want, out)
 				}
-				if strings.HasPrefix(command, "curl") && !strings.Contains(out, "403") {
-					t.Errorf("%q: want the proxy's 403 through the bridge:\n%s", command, out)
+				if strings.HasPrefix(command, "curl") && (!strings.Contains(out, "403") || !strings.Contains(out, "parent=1\n")) {
+					t.Errorf("%q: want the proxy's 403 through the bridge, and pid 1 the shell's parent:\n%s", command, out)
 				}
 			}
 		})
+	}
+}
+
+// A server that dies with the worker (StartPiped) and has network on runs
+// its guard behind the bridge: the guard keeps its lifeline (the bridge
+// passes on every descriptor but its own socket), the server holds 0-2
+// only, and reaches the proxy.
+func TestNetworkOnBridgeServesAPipedServer(t *testing.T) {
+	if err := CloseInheritedOnExec(); err != nil { // what go test's launcher left open, as the worker does
+		t.Fatal(err)
+	}
+	s, err := New(Config{Mode: Bwrap})
+	if err != nil {
+		t.Skipf("bwrap: %v", err)
+	}
+	throughBridge(t, s)
+	p, err := s.StartPiped(Spec{Dir: reachable(t, s, t.TempDir()), Network: true, Args: []string{"/bin/bash", "-c",
+		`echo up; read line; curl -sS -o /dev/null -w '%{http_code}\n' http://127.0.0.1:1/; ls /proc/$$/fd; echo "$line"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	r := bufio.NewReader(p.Stdout)
+	if up, err := r.ReadString('\n'); up != "up\n" {
+		t.Fatalf("the server did not start: %q, %v", up, err)
+	}
+	// The guard would have ended the namespace at once had it read its
+	// lifeline's end: the server is still there to answer.
+	if _, err := p.Stdin.Write([]byte("still here\n")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(r)
+	if string(out) != "403\n0\n1\n2\nstill here\n" {
+		t.Errorf("the server wrote %q; want the proxy's 403, descriptors 0-2 and its line back", out)
+	}
+	if exit, err := p.Wait(); err != nil || exit.Code != 0 {
+		t.Errorf("exit %+v, %v", exit, err)
 	}
 }

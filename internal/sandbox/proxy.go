@@ -21,8 +21,8 @@ import (
 // (addrpolicy.go) and dials the address it checked, so a name that
 // resolves differently a second time cannot steer it inside. It listens
 // on the worker's loopback, which Landlock commands may connect to and to
-// nothing else, and on a Unix socket that bwrap commands reach through
-// the bridge in their own network namespace (netns.go). The command's
+// nothing else, and on a Unix socket, where the worker forwards what bwrap
+// commands send to the listener in their own network namespace (netns.go). The command's
 // environment names it in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY.
 type proxy struct {
 	url    string

@@ -1,10 +1,8 @@
 package netbridge
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 )
 
@@ -36,12 +34,12 @@ func guard(args []string) int {
 		args = append(args[:3:3], args[4:]...)
 	}
 	if len(args) < 5 || args[0] != Lifeline || args[3] != "--" || (args[2] != "group" && args[2] != "namespace") {
-		fmt.Fprintln(os.Stderr, Name+": usage: "+Name+" "+Lifeline+" FD group|namespace [-pass] -- COMMAND [ARGS...]")
+		complain("usage: " + Name + " " + Lifeline + " FD group|namespace [-pass] -- COMMAND [ARGS...]")
 		return 127
 	}
-	fd, err := strconv.Atoi(args[1])
-	if err != nil || fd < 3 {
-		fmt.Fprintf(os.Stderr, "%s: the lifeline %q is not a descriptor above 2\n", Name, args[1])
+	fd, ok := atoi(args[1])
+	if !ok || fd < 3 {
+		complain("the lifeline " + args[1] + " is not a descriptor above 2")
 		return 127
 	}
 	syscall.CloseOnExec(fd)
@@ -68,7 +66,7 @@ func guard(args []string) int {
 	}
 	pid, err := start(args[4:], extra)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
+		complain(args[4] + ": " + err.Error())
 		return 127
 	}
 	for i := 3; pass && i < fd; i++ {
@@ -81,4 +79,36 @@ func guard(args []string) int {
 		syscall.Kill(os.Getpid(), sig)
 	}
 	return code
+}
+
+// start forks and executes argv with the process's standard streams and
+// environment, and extra as descriptors 3 and up.
+func start(argv []string, extra []uintptr) (int, error) {
+	path, err := lookPath(argv[0])
+	if err != nil {
+		return 0, err
+	}
+	files := append([]uintptr{0, 1, 2}, extra...)
+	return syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: syscall.Environ(), Files: files})
+}
+
+// wait waits for pid and returns the exit code for its end: its own, or
+// 128+N when signal N ended it, as bwrap and shells report it; and the
+// signal.
+func wait(pid int) (int, syscall.Signal) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err == nil {
+			break
+		}
+		if err != syscall.EINTR {
+			complain("wait: " + err.Error())
+			return 127, 0
+		}
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), ws.Signal()
+	}
+	return ws.ExitStatus(), 0
 }

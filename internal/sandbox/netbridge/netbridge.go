@@ -1,42 +1,28 @@
 package netbridge
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"net"
-	"net/netip"
 	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 )
 
 // Name is the bridge's program name; a binary run under it is the bridge.
 const Name = "agentloop-netbridge"
 
+// Send is the option that names the socket the listener goes to.
+const Send = "-send"
+
 func init() {
-	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == Name {
+	if len(os.Args) > 0 && base(os.Args[0]) == Name {
 		os.Exit(Main(os.Args[1:]))
 	}
 }
 
-// Main runs `LISTEN SOCKET -- COMMAND ARGS...`: it listens on the TCP
-// address LISTEN, starts COMMAND, forwards every connection to the Unix
-// socket SOCKET, and exits as the command did (128+N when signal N ended
-// it, as bwrap and shells report it).
-//
-// It sits on a network-on call's path (where the worker cannot make the
-// listener itself, netns.go), so it does the least it can before the
-// command runs: the listening socket by plain system calls (the net
-// package's listen first probes the kernel's IPv4 and IPv6 support with
-// sockets of its own), the command by fork and exec (os/exec first forks
-// a child to probe for pidfd support), and only then the forwarding. A
-// connection that comes before the bridge accepts waits in the socket's
-// backlog.
+// Main runs `-send FD PORT -- COMMAND ARGS...`: it listens on
+// 127.0.0.1:PORT, sends the listening socket over the Unix socket FD,
+// closes both, and executes COMMAND in its own place, which then holds
+// the descriptors the bridge was started with but FD. It returns only
+// when that fails: 126 when the listener could not be made or sent, 127
+// when COMMAND could not be executed, as shells report it.
 //
 // With Lifeline as its first argument it is the guard of a process that
 // dies with the worker instead (guard).
@@ -44,41 +30,39 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == Lifeline {
 		return guard(args)
 	}
-	if len(args) < 4 || args[2] != "--" {
-		fmt.Fprintln(os.Stderr, Name+": usage: "+Name+" LISTEN SOCKET -- COMMAND [ARGS...]")
+	if len(args) < 5 || args[0] != Send || args[3] != "--" {
+		complain("usage: " + Name + " " + Send + " FD PORT -- COMMAND [ARGS...]")
 		return 127
 	}
-	fd, err := Listen(args[0])
+	sock, ok := atoi(args[1])
+	port, ok2 := atoi(args[2])
+	if !ok || !ok2 || sock < 3 {
+		complain("the descriptor " + args[1] + " or the port " + args[2] + " is not a number (a descriptor above 2)")
+		return 127
+	}
+	fd, err := Listen(port)
+	if err == nil {
+		// One byte carries the descriptor; the worker waits for it.
+		err = syscall.Sendmsg(sock, []byte{0}, syscall.UnixRights(fd), nil, 0)
+		syscall.Close(fd)
+		if err != nil {
+			err = os.NewSyscallError("sendmsg", err)
+		}
+	}
+	syscall.Close(sock) // not the command's
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: the network proxy's bridge: %v\n", Name, err)
+		complain("the network proxy's bridge: " + err.Error())
 		return 126
 	}
-	// The worker signals the whole process group: the command decides
-	// what SIGTERM means, and the bridge serves it until it exits.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	pid, err := start(args[3:], nil) // the listener is close-on-exec
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
-		return 127
-	}
-	ln, err := net.FileListener(os.NewFile(uintptr(fd), "bridge"))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: the network proxy's bridge: %v\n", Name, err)
-	} else {
-		go Serve(ln, args[1])
-	}
-	code, _ := wait(pid)
-	return code
+	err = execvp(args[4:])
+	complain(args[4] + ": " + err.Error())
+	return 127
 }
 
-// Listen opens a listening TCP socket on addr, an IPv4 address and port,
-// close-on-exec; the address need not be up yet (IP_FREEBIND: the worker
-// makes it in a namespace whose loopback bwrap has yet to bring up).
-func Listen(addr string) (int, error) {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil || !ap.Addr().Is4() {
-		return -1, fmt.Errorf("listen address %q: want IPv4 address:port", addr)
-	}
+// Listen opens a listening TCP socket on 127.0.0.1:port, close-on-exec;
+// the address need not be up yet (IP_FREEBIND: a root worker makes it in
+// a namespace whose loopback bwrap has yet to bring up).
+func Listen(port int) (int, error) {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, os.NewSyscallError("socket", err)
@@ -88,87 +72,110 @@ func Listen(addr string) (int, error) {
 		err = syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, syscall.IP_FREEBIND, 1)
 	}
 	if err == nil {
-		err = syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})
+		err = syscall.Bind(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
 		if err == nil {
 			err = syscall.Listen(fd, syscall.SOMAXCONN)
 		}
 	}
 	if err != nil {
 		syscall.Close(fd)
-		return -1, fmt.Errorf("listen on %s: %w", addr, err)
+		return -1, os.NewSyscallError("listen on 127.0.0.1", err)
 	}
 	return fd, nil
 }
 
-// start forks and executes argv with the process's standard streams and
-// environment, and extra as descriptors 3 and up.
-func start(argv []string, extra []uintptr) (int, error) {
-	path, err := lookPath(argv[0])
-	if err != nil {
-		return 0, err
+// execvp executes argv in place of the bridge, with its environment,
+// finding a program named without a slash on PATH as a shell would: the
+// first entry that can be executed; not found, unless one was found but
+// could not be executed.
+func execvp(argv []string) error {
+	env := syscall.Environ()
+	if containsSlash(argv[0]) {
+		return syscall.Exec(argv[0], argv, env)
 	}
-	files := append([]uintptr{0, 1, 2}, extra...)
-	return syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: files})
+	var denied error
+	for _, path := range onPath(argv[0]) {
+		err := syscall.Exec(path, argv, env)
+		switch err {
+		case syscall.ENOENT, syscall.ENOTDIR, syscall.ELOOP, syscall.ENAMETOOLONG:
+		case syscall.EACCES:
+			denied = err
+		default:
+			return err
+		}
+	}
+	if denied != nil {
+		return denied
+	}
+	return syscall.ENOENT
 }
 
-// lookPath finds a program named without a slash on PATH.
+// lookPath finds the program a command names: itself when the name holds
+// a slash, else the first regular file on PATH that someone may execute.
 func lookPath(name string) (string, error) {
-	if strings.Contains(name, "/") {
+	if containsSlash(name) {
 		return name, nil
 	}
-	return exec.LookPath(name)
+	for _, path := range onPath(name) {
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Mode&0o111 != 0 {
+			return path, nil
+		}
+	}
+	return "", syscall.ENOENT
 }
 
-// wait waits for pid and returns the exit code for its end: its own, or
-// 128+N when signal N ended it, as bwrap and shells report it; and the
-// signal.
-func wait(pid int) (int, syscall.Signal) {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if err == nil {
-			break
-		}
-		if err != syscall.EINTR {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", Name, err)
-			return 127, 0
-		}
+// onPath lists where a program named without a slash may be, in PATH's
+// order. Relative entries (an empty one is the working directory) are
+// left out, as os/exec leaves them out (exec.ErrDot).
+func onPath(name string) []string {
+	path, ok := syscall.Getenv("PATH")
+	if !ok {
+		path = "/usr/local/bin:/usr/bin:/bin"
 	}
-	if ws.Signaled() {
-		return 128 + int(ws.Signal()), ws.Signal()
+	var paths []string
+	for start := 0; start <= len(path); {
+		end := start
+		for end < len(path) && path[end] != ':' {
+			end++
+		}
+		if dir := path[start:end]; dir != "" && dir[0] == '/' {
+			paths = append(paths, dir+"/"+name)
+		}
+		start = end + 1
 	}
-	return ws.ExitStatus(), 0
+	return paths
 }
 
-// Serve forwards each connection to the Unix socket until the listener
-// is closed.
-func Serve(ln net.Listener, socket string) {
-	for {
-		c, err := ln.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return
+func containsSlash(s string) bool { return base(s) != s }
+
+// base is what follows the path's last slash.
+func base(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[i+1:]
 		}
-		if err != nil {
-			time.Sleep(10 * time.Millisecond) // out of descriptors: wait, as net/http does
-			continue
-		}
-		go forward(c, socket)
 	}
+	return path
 }
 
-// forward copies one connection both ways; when the proxy's side ends,
-// the connection ends.
-func forward(c net.Conn, socket string) {
-	defer c.Close()
-	up, err := net.Dial("unix", socket)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: the worker's proxy: %v\n", Name, err)
-		return
+// atoi reads a non-negative decimal number.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
 	}
-	defer up.Close()
-	go func() {
-		io.Copy(up, c)
-		up.(*net.UnixConn).CloseWrite()
-	}()
-	io.Copy(c, up)
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// complain writes the bridge's message to standard error, which is the
+// command's output.
+func complain(msg string) {
+	syscall.Write(2, []byte(Name+": "+msg+"\n"))
 }
