@@ -113,6 +113,9 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if s.bridges(spec) || spec.DieWithWorker {
 		a = append(a, "--ro-bind", s.bridge, bridgeBin) // the bridge; the guard inside
 	}
+	if s.bridges(spec) {
+		a = append(a, bridgeEnv(spec)...)
+	}
 	if spec.DieWithWorker {
 		// bwrap's own death signals leave a window: its pid 1 sets one
 		// only after its set-up, and a worker killed before then leaves
@@ -147,7 +150,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	}
 	a = append(a, "--chdir", ws, "--")
 	if s.bridges(spec) {
-		a = append(a, bridgeCommand(s.bridgeFD(spec))...)
+		a = append(a, bridgeCommand(s.bridgeFD(spec), spec)...)
 	}
 	if spec.DieWithWorker {
 		a = append(a, guardCommand(bridgeBin, s.bwrapLifelineFD(spec), "namespace")...)
@@ -172,10 +175,10 @@ func (s *Sandbox) bridges(spec Spec) bool {
 	return spec.Network && !s.listensInside
 }
 
-// The descriptors bwrap and the command are started with: the status (3),
-// the block when there is one (4), the bridge's end of its socket pair
-// when it bridges, and the lifeline last, the guard outside passing on
-// every descriptor below it to bwrap (lifeline.go).
+// bridgeFD and bwrapLifelineFD number the descriptors bwrap starts with:
+// the status (3), the block when there is one (4), the bridge's end of its
+// socket pair when it bridges, and the lifeline last, as the guard outside
+// passes on every descriptor below the lifeline to bwrap (lifeline.go).
 func (s *Sandbox) bridgeFD(spec Spec) int {
 	if s.blocks(spec) {
 		return 5

@@ -22,9 +22,10 @@
 //     empty (loopback only) but for a listener on loopback that leads to
 //     the proxy: made by the worker itself where it may enter the
 //     namespace (root), else by the bridge (package netbridge, the
-//     agentloop-netbridge binary), which gets the proxy as a Unix socket
-//     and starts the command. Nothing the command opens is reachable from
-//     the host, and nothing of the host's from it but the proxy.
+//     agentloop-netbridge binary), which sends it to the worker and
+//     executes the command in its own place; the worker serves it either
+//     way. Nothing the command opens is reachable from the host, and
+//     nothing of the host's from it but the proxy.
 //   - lifeline.go: processes that die with the worker (MCP servers) run
 //     under a guard (the same binary) that kills their sandbox when a pipe
 //     only the worker writes to ends.

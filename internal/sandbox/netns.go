@@ -80,9 +80,25 @@ func isExecutable(p string) bool {
 }
 
 // bridgeCommand comes before the command: the bridge sends its listener
-// over descriptor fd and executes the command.
-func bridgeCommand(fd int) []string {
-	return []string{bridgeBin, netbridge.Send, strconv.Itoa(fd), strconv.Itoa(bridgePort), "--"}
+// over descriptor fd and executes the command. bridgeEnv is what bwrap
+// sets for the bridge alone: GOMAXPROCS=1, which the bridge removes before
+// the exec, unless the run sets GOMAXPROCS itself (the bridge then starts
+// with the run's). One processor keeps the Go runtime from starting
+// threads that the exec then has to end, which on a busy machine take
+// longer to end than the bridge takes to run.
+func bridgeCommand(fd int, spec Spec) []string {
+	a := []string{bridgeBin, netbridge.Send, strconv.Itoa(fd), strconv.Itoa(bridgePort)}
+	if _, set := spec.Env["GOMAXPROCS"]; !set {
+		a = append(a, netbridge.Unset, "GOMAXPROCS")
+	}
+	return append(a, "--")
+}
+
+func bridgeEnv(spec Spec) []string {
+	if _, set := spec.Env["GOMAXPROCS"]; set {
+		return nil
+	}
+	return []string{"--setenv", "GOMAXPROCS", "1"}
 }
 
 // restrictNetwork prepares a bwrap command that asks for network, and

@@ -179,14 +179,28 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 			defer os.RemoveAll(ws)
 			os.Chmod(ws, 0o777)
 			for command, want := range map[string]int{"exit 7": 7, "kill -9 $$": 128 + 9,
-				"curl -sS -o /dev/null -w '%{http_code}' http://127.0.0.1:1/; echo; echo parent=$PPID; exit 3": 3} {
+				"curl -sS -o /dev/null -w '%{http_code}' http://127.0.0.1:1/; echo; echo parent=$PPID procs=${GOMAXPROCS-unset}; exit 3": 3} {
 				out, exit := run(t, s, ws, command, true)
 				if exit.Code != want {
 					t.Errorf("%q: exit %+v, want code %d; output:\n%s", command, exit, want, out)
 				}
-				if strings.HasPrefix(command, "curl") && (!strings.Contains(out, "403") || !strings.Contains(out, "parent=1\n")) {
-					t.Errorf("%q: want the proxy's 403 through the bridge, and pid 1 the shell's parent:\n%s", command, out)
+				if strings.HasPrefix(command, "curl") && (!strings.Contains(out, "403") || !strings.Contains(out, "parent=1 procs=unset\n")) {
+					t.Errorf("%q: want the proxy's 403 through the bridge, pid 1 the shell's parent, and no GOMAXPROCS (the bridge's own):\n%s", command, out)
 				}
+			}
+			// A run that sets GOMAXPROCS keeps it.
+			out, err := os.CreateTemp(t.TempDir(), "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			p, err := s.Start(Spec{Shell: "/bin/bash", Command: "echo procs=$GOMAXPROCS", Dir: ws, Output: out, Network: true, Env: map[string]string{"GOMAXPROCS": "3"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Wait()
+			if b, _ := os.ReadFile(out.Name()); string(b) != "procs=3\n" {
+				t.Errorf("the run's GOMAXPROCS=3: the command printed %q", b)
 			}
 		})
 	}

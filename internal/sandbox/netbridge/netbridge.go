@@ -8,8 +8,12 @@ import (
 // Name is the bridge's program name; a binary run under it is the bridge.
 const Name = "agentloop-netbridge"
 
-// Send is the option that names the socket the listener goes to.
-const Send = "-send"
+// Send is the option that names the socket the listener goes to; Unset
+// names a variable the command must not get.
+const (
+	Send  = "-send"
+	Unset = "-unset"
+)
 
 func init() {
 	if len(os.Args) > 0 && base(os.Args[0]) == Name {
@@ -17,12 +21,15 @@ func init() {
 	}
 }
 
-// Main runs `-send FD PORT -- COMMAND ARGS...`: it listens on
-// 127.0.0.1:PORT, sends the listening socket over the Unix socket FD,
+// Main runs `-send FD PORT [-unset NAME] -- COMMAND ARGS...`: it listens
+// on 127.0.0.1:PORT, sends the listening socket over the Unix socket FD,
 // closes both, and executes COMMAND in its own place, which then holds
-// the descriptors the bridge was started with but FD. It returns only
-// when that fails: 126 when the listener could not be made or sent, 127
-// when COMMAND could not be executed, as shells report it.
+// the descriptors the bridge was started with but FD, and its environment
+// without NAME (a variable set for the bridge alone: GOMAXPROCS=1, so that
+// the Go runtime starts no threads that the exec then has to end, which
+// on a busy machine costs more than the rest of the bridge). It returns
+// only when that fails: 126 when the listener could not be made or sent,
+// 127 when COMMAND could not be executed, as shells report it.
 //
 // With Lifeline as its first argument it is the guard of a process that
 // dies with the worker instead (guard).
@@ -30,8 +37,12 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == Lifeline {
 		return guard(args)
 	}
+	var unset string
+	if len(args) > 5 && args[3] == Unset {
+		unset, args = args[4], append(args[:3:3], args[5:]...)
+	}
 	if len(args) < 5 || args[0] != Send || args[3] != "--" {
-		complain("usage: " + Name + " " + Send + " FD PORT -- COMMAND [ARGS...]")
+		complain("usage: " + Name + " " + Send + " FD PORT [" + Unset + " NAME] -- COMMAND [ARGS...]")
 		return 127
 	}
 	sock, ok := atoi(args[1])
@@ -53,6 +64,9 @@ func Main(args []string) int {
 	if err != nil {
 		complain("the network proxy's bridge: " + err.Error())
 		return 126
+	}
+	if unset != "" {
+		syscall.Unsetenv(unset)
 	}
 	err = execvp(args[4:])
 	complain(args[4] + ": " + err.Error())
