@@ -169,12 +169,6 @@ func (s *Sandbox) blocks(spec Spec) bool {
 	return s.runAs == nil || spec.Network && s.listensInside
 }
 
-// bridges says whether the bridge starts the command: network on, where
-// the worker cannot listen inside itself (netns.go).
-func (s *Sandbox) bridges(spec Spec) bool {
-	return spec.Network && !s.listensInside
-}
-
 // bridgeFD and bwrapLifelineFD number the descriptors bwrap starts with:
 // the status (3), the block when there is one (4), the bridge's end of its
 // socket pair when it bridges, and the lifeline last, as the guard outside

@@ -79,6 +79,12 @@ func isExecutable(p string) bool {
 	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
 }
 
+// bridges says whether the bridge starts the command: network on, where
+// the worker cannot listen inside itself.
+func (s *Sandbox) bridges(spec Spec) bool {
+	return spec.Network && !s.listensInside
+}
+
 // bridgeCommand comes before the command: the bridge sends its listener
 // over descriptor fd and executes the command. bridgeEnv is what bwrap
 // sets for the bridge alone: GOMAXPROCS=1, which the bridge removes before
