@@ -134,7 +134,7 @@ type ModelTurnInput struct {
 	// Tools.
 	RemoteTools []ToolSchema `json:"remoteTools,omitempty"`
 	Context     ContextRef   `json:"context"`
-	Turn    int                `json:"turn"`
+	Turn        int          `json:"turn"`
 }
 
 // ToolSchema is how the model sees a tool: its name, description and
