@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,10 +43,13 @@ func TestRemoteToolRunsOnItsOwnQueue(t *testing.T) {
 	})
 	queue := "remote-" + testenv.Suffix()
 	big := incompressible(7, 20_000)
+	var mu sync.Mutex
 	var got agentapi.RemoteToolInput
 	w := worker.New(h.c, queue, worker.Options{})
 	w.RegisterActivityWithOptions(func(ctx context.Context, in agentapi.RemoteToolInput) (agentapi.RemoteToolResult, error) {
+		mu.Lock()
 		got = in
+		mu.Unlock()
 		return agentapi.RemoteToolResult{Content: []agent.Content{agent.Text(big)}, Details: json.RawMessage(`{"rows":2000}`)}, nil
 	}, activity.RegisterOptions{Name: "FetchRows"})
 	require.NoError(t, w.Start())
@@ -55,6 +59,8 @@ func TestRemoteToolRunsOnItsOwnQueue(t *testing.T) {
 	in.RemoteTools = []agent.RemoteTool{remoteTool("fetch", queue, "FetchRows", agent.ReplayNever)}
 	run := h.start(in)
 	res := h.result(run)
+	mu.Lock()
+	defer mu.Unlock()
 	require.Equal(t, "c1", got.ToolCallID)
 	require.Equal(t, "fetch", got.ToolName)
 	require.Equal(t, map[string]any{"n": float64(7)}, got.Args, "coerced by the loop's validation")
@@ -305,6 +311,80 @@ func TestRemoteToolLostWorker(t *testing.T) {
 			require.Equal(t, "done on attempt 2", result.Content[0].Text)
 			require.Len(t, got, 2, "%v", got)
 			require.NotEqual(t, strings.SplitN(got[0], "_", 4)[3], strings.SplitN(got[1], "_", 4)[3], "on another worker")
+		})
+	}
+}
+
+// An abort reaches a remote tool that heartbeats as a cancellation. With
+// replay class never the call ends with an error result saying so; with
+// safe it runs again with aborted set, as pi runs a tool after an abort,
+// and the tool decides. The run ends aborted either way.
+func TestRemoteToolAborted(t *testing.T) {
+	for _, replay := range []agent.RemoteReplay{agent.ReplayNever, agent.ReplaySafe} {
+		t.Run(string(replay), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, []llm.ScriptedResponse{
+				answer(agent.ToolCall("c1", "wait", map[string]any{})),
+				answer(text("not reached")),
+			})
+			queue := "remote-" + testenv.Suffix()
+			started := make(chan struct{}, 4)
+			var mu sync.Mutex
+			var inputs []agentapi.RemoteToolInput
+			w := worker.New(h.c, queue, worker.Options{MaxHeartbeatThrottleInterval: 50 * time.Millisecond})
+			w.RegisterActivityWithOptions(func(ctx context.Context, in agentapi.RemoteToolInput) (agentapi.RemoteToolResult, error) {
+				mu.Lock()
+				inputs = append(inputs, in)
+				mu.Unlock()
+				if in.Aborted {
+					return agentapi.RemoteToolResult{Content: []agent.Content{agent.Text("stopped: the run was aborted")}, IsError: true}, nil
+				}
+				started <- struct{}{}
+				for {
+					activity.RecordHeartbeat(ctx)
+					select {
+					case <-ctx.Done():
+						return agentapi.RemoteToolResult{}, ctx.Err()
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}, activity.RegisterOptions{Name: "Wait"})
+			require.NoError(t, w.Start())
+			t.Cleanup(w.Stop)
+
+			in := h.input("go")
+			rt := remoteTool("wait", queue, "Wait", replay)
+			rt.HeartbeatTimeout = "10s"
+			in.RemoteTools = []agent.RemoteTool{rt}
+			run := h.start(in)
+			select {
+			case <-started:
+			case <-time.After(settleTimeout):
+				t.Fatal("the remote tool did not start")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			hd, err := h.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+				UpdateName: agentapi.UpdateAbort, Args: []any{agentapi.AbortRequest{Reason: "stop"}},
+				WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			require.NoError(t, hd.Get(ctx, nil))
+
+			res := h.result(run)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, agent.StopReasonAborted, lastMessage(res).StopReason)
+			result := res.Messages[2]
+			require.True(t, result.IsError)
+			if replay == agent.ReplayNever {
+				require.Equal(t, "Tool wait was cancelled by the run's abort; its replay class is never, so it was not run again",
+					result.Content[0].Text)
+				require.Len(t, inputs, 1)
+				return
+			}
+			require.Equal(t, "stopped: the run was aborted", result.Content[0].Text)
+			require.Len(t, inputs, 2)
+			require.True(t, inputs[1].Aborted)
 		})
 	}
 }
