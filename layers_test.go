@@ -43,8 +43,8 @@ var layers = []struct {
 	// Test and dev harnesses: servers, stacks, fleets, crash and soak
 	// tests. Nothing below imports them but tests.
 	{"harnesses", []string{"internal/harness/..."}},
-	// Commands and the benchmarks: whatever they need.
-	{"commands", []string{"bench"}},
+	// Commands, the benchmarks and the examples' tests: whatever they need.
+	{"commands", []string{"bench", "examples"}},
 }
 
 // floor is the index in layers of package path p (relative to the module),

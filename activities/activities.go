@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -100,6 +102,15 @@ func (a *Activities) ResolveRun(ctx context.Context, in ResolveRunInput) (Resolv
 		// Hooks are registered in code: a worker without one is of
 		// another build or configuration.
 		hooksErr = a.lacks("%s", strings.TrimPrefix(err.Error(), "unknown "))
+	}
+	for _, n := range in.RemoteTools {
+		if _, ok := a.Tools.Get(n); ok {
+			// What the worker registers is fixed by its build and
+			// configuration: a clash is the run's input.
+			return ResolveRunOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"invalid input: remoteTools: %q is a tool of this worker's registry: a remote tool needs a name of its own", n),
+				agentapi.ErrInvalidInput, nil)
+		}
 	}
 	// Bad input fails at once, before drift sends the run elsewhere.
 	var appErr *temporal.ApplicationError

@@ -50,7 +50,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	req := llm.Request{
 		SystemPrompt: tc.t.SystemPrompt,
 		Messages:     tc.resolved,
-		Tools:        a.modelTools(in.Tools),
+		Tools:        append(a.modelTools(in.Tools), remoteModelTools(in.RemoteTools)...),
 		Options:      in.Options,
 	}
 
@@ -188,6 +188,19 @@ func (a *Activities) modelTools(names []string) []llm.Tool {
 			params = []byte(`{"type":"object","properties":{}}`)
 		}
 		out = append(out, llm.Tool{Name: d.Name, Description: d.Description, Parameters: params})
+	}
+	return out
+}
+
+// remoteModelTools describes the run's remote tools to the model.
+func remoteModelTools(ts []ToolSchema) []llm.Tool {
+	out := make([]llm.Tool, 0, len(ts))
+	for _, t := range ts {
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = []byte(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: params})
 	}
 	return out
 }

@@ -24,32 +24,39 @@ const ErrToolExecution = "ToolFault"
 // Every failure is an immediate error result, never an activity error,
 // except this worker lacking the tool or a hook (ConfigDrift).
 func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (PrepareOutput, error) {
-	tool, ok := a.Tools.Get(in.ToolCall.Name)
-	if !ok {
-		// The workflow answers a call of a tool the run does not have
-		// (Tool X not found) and asks this only for the run's own tools:
-		// this worker lacks one another worker resolved.
-		return PrepareOutput{}, a.lacks("tool %q", in.ToolCall.Name)
+	// A remote tool is in no registry: the run gives its schema, and it
+	// has no prepareArguments.
+	schema, preparer := in.Parameters, tools.ArgumentPreparer(nil)
+	if !in.Remote {
+		tool, ok := a.Tools.Get(in.ToolCall.Name)
+		if !ok {
+			// The workflow answers a call of a tool the run does not have
+			// (Tool X not found) and asks this only for the run's own tools:
+			// this worker lacks one another worker resolved.
+			return PrepareOutput{}, a.lacks("tool %q", in.ToolCall.Name)
+		}
+		schema = tool.Definition().Parameters
+		preparer, _ = tool.(tools.ArgumentPreparer)
 	}
 	ctx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
 
 	if len(in.ToolCall.RawArguments) > 0 {
-		validated, err := validateNonObject(in.ToolCall, tool.Definition().Parameters)
+		validated, err := validateNonObject(in.ToolCall, schema)
 		if err != nil {
 			return immediate(err.Error()), nil
 		}
 		return a.beforeHooks(ctx, in, validated)
 	}
 	args := in.ToolCall.Arguments
-	if p, ok := tool.(tools.ArgumentPreparer); ok {
+	if p := preparer; p != nil {
 		prepared, err := callSafely(func() (map[string]any, error) { return p.PrepareArguments(cloneArgs(args)) })
 		if err != nil {
 			return immediate(err.Error()), nil
 		}
 		args = prepared
 	}
-	validated, err := tools.ValidateArguments(in.ToolCall.Name, tool.Definition().Parameters, args)
+	validated, err := tools.ValidateArguments(in.ToolCall.Name, schema, args)
 	if err != nil {
 		return immediate(err.Error()), nil
 	}

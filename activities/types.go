@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -43,6 +44,9 @@ type ResolveRunInput struct {
 	Tools          []string `json:"tools,omitempty"`
 	BeforeToolCall []string `json:"beforeToolCall,omitempty"`
 	AfterToolCall  []string `json:"afterToolCall,omitempty"`
+	// RemoteTools are the names of the run's remote tools: none may be a
+	// tool of this worker's registry.
+	RemoteTools []string `json:"remoteTools,omitempty"`
 	// Resolved is set when the run resolved before (it continued as new):
 	// nothing it names is a typo, so whatever this worker lacks is drift.
 	Resolved bool `json:"resolved,omitempty"`
@@ -126,8 +130,19 @@ type ModelTurnInput struct {
 	Model   agent.ModelRef     `json:"model"`
 	Options agent.ModelOptions `json:"options,omitempty"`
 	Tools   []string           `json:"tools,omitempty"`
-	Context ContextRef         `json:"context"`
-	Turn    int                `json:"turn"`
+	// RemoteTools describe the run's remote tools to the model, after
+	// Tools.
+	RemoteTools []ToolSchema `json:"remoteTools,omitempty"`
+	Context     ContextRef   `json:"context"`
+	Turn        int          `json:"turn"`
+}
+
+// ToolSchema is how the model sees a tool: its name, description and
+// JSON schema.
+type ToolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 // ModelTurnOutput is the final assistant message of the call (large blocks
@@ -148,6 +163,10 @@ type PrepareInput struct {
 	// Aborted is set when the run was aborted before the call: hooks see a
 	// cancelled context, as pi's hooks see an aborted signal.
 	Aborted bool `json:"aborted,omitempty"`
+	// Remote is set for a remote tool (agent.RemoteTool), which no
+	// worker's registry holds: Parameters is its schema.
+	Remote     bool            `json:"remote,omitempty"`
+	Parameters json.RawMessage `json:"parameters,omitempty"`
 }
 
 // PrepareOutput is either an immediate result (invalid arguments, blocked,

@@ -51,7 +51,11 @@ type LoopConfig struct {
 	Model        ModelRef     `json:"model"`
 	ModelOptions ModelOptions `json:"modelOptions,omitempty"`
 	// Tools are tool names resolved in the worker's tool registry.
-	Tools         []string      `json:"tools,omitempty"`
+	Tools []string `json:"tools,omitempty"`
+	// RemoteTools are tools served by activities on task queues of their
+	// own, in any SDK language (remote.go); the model is offered them
+	// after Tools.
+	RemoteTools   []RemoteTool  `json:"remoteTools,omitempty"`
 	ToolExecution ExecutionMode `json:"toolExecution,omitempty"`
 	SteeringMode  QueueMode     `json:"steeringMode,omitempty"`
 	FollowUpMode  QueueMode     `json:"followUpMode,omitempty"`
@@ -248,6 +252,9 @@ func (c *LoopConfig) Normalize() error {
 		if d, err := time.ParseDuration(c.ModelRetryTimeout); err != nil || d <= 0 || d > maxModelRetryTimeout {
 			errs = append(errs, fmt.Errorf("modelRetryTimeout %q: want a positive Go duration up to %v, such as 2h", c.ModelRetryTimeout, maxModelRetryTimeout))
 		}
+	}
+	if err := CheckRemoteTools(c.RemoteTools, c.Tools, BuiltinToolNames); err != nil {
+		errs = append(errs, err)
 	}
 	seen := map[string]bool{}
 	for _, t := range c.Tools {

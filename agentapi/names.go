@@ -27,6 +27,9 @@ const (
 	UpdateSetSteeringMode  = "setSteeringMode"
 	UpdateSetFollowUpMode  = "setFollowUpMode"
 	UpdateSetToolExecution = "setToolExecution"
+	// UpdateSetRemoteTools replaces the session's remote tools
+	// (RemoteToolsRequest) for its next run.
+	UpdateSetRemoteTools = "setRemoteTools"
 	// UpdateCompact compacts the session's context between runs, with
 	// optional custom instructions for the summary.
 	UpdateCompact = "compact"

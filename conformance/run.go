@@ -61,11 +61,21 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 		return Result{}, fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
+	in := Input(s)
+	if len(in.RemoteTools) > 0 {
+		queue := taskQueue + "-remote"
+		in.RemoteTools = remoteTools(s, queue)
+		stop, err := startRemoteWorker(c, s, queue)
+		if err != nil {
+			return Result{}, err
+		}
+		defer stop()
+	}
 
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        "conformance-" + s.Name + "-" + suffix,
 		TaskQueue: taskQueue,
-	}, agentapi.AgentLoopWorkflow, Input(s))
+	}, agentapi.AgentLoopWorkflow, in)
 	if err != nil {
 		return Result{}, fmt.Errorf("start workflow: %w", err)
 	}
@@ -129,8 +139,11 @@ func Input(s Scenario) agentapi.AgentLoopInput {
 		Prompts: []agent.Message{agent.UserText(prompt, 0)},
 	}
 	for _, t := range s.Tools {
-		in.Tools = append(in.Tools, t.Name)
+		if !t.Remote {
+			in.Tools = append(in.Tools, t.Name)
+		}
 	}
+	in.RemoteTools = remoteTools(s, defaultRemoteQueue)
 	for _, t := range s.Queued.Steer {
 		in.Steering = append(in.Steering, agent.UserText(t, 0))
 	}
@@ -169,7 +182,9 @@ func ModelRegistry(s Scenario) *llm.Registry {
 func ToolRegistry(s Scenario) *tools.Registry {
 	r := tools.NewRegistry()
 	for _, t := range s.Tools {
-		r.Register(scenarioTool{spec: t})
+		if !t.Remote {
+			r.Register(scenarioTool{spec: t})
+		}
 	}
 	return r
 }

@@ -41,6 +41,11 @@ type ToolSpec struct {
 	PrepareArguments *PrepareArguments          `json:"prepareArguments"`
 	Behavior         json.RawMessage            `json:"behavior"`
 	ByCall           map[string]json.RawMessage `json:"byCall"`
+	// Remote serves the tool as a remote tool (agent.RemoteTool): an
+	// activity on a task queue of its own that knows only the remote
+	// tool contract (remote.go). pi's reference runner ignores it: to pi
+	// it is a tool like any other.
+	Remote bool `json:"remote"`
 }
 
 // PrepareArguments renames keys, in the order the scenario lists them.

@@ -207,6 +207,22 @@ ensure_node_client() {
   (cd "$dir" && npm ci --no-audit --no-fund >&2)
 }
 
+# The TypeScript example's packages (@temporalio/client, @temporalio/worker
+# and the TypeScript compiler, pinned by its package-lock.json), for
+# examples/typescript_test.go: npm ci in examples/typescript when missing or
+# older than the lockfile.
+ensure_ts_example() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/examples/typescript"
+  if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] &&
+    [ -d "$dir/node_modules/@temporalio/worker" ]; then
+    return
+  fi
+  command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js and npm (Debian/Ubuntu: sudo apt-get install nodejs npm)." >&2; return 1; }
+  echo "Installing the TypeScript example's packages (npm ci in examples/typescript)..." >&2
+  (cd "$dir" && npm ci --no-audit --no-fund >&2)
+}
+
 # Jaeger v1.75.0 (its v2 binary: OTLP in, query API and UI out), for the
 # telemetry tests and `scripts/demo --traces`. Jaeger's go.mod has replace
 # directives, so `go install pkg@version` refuses it: a throwaway module

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/internal/sandbox"
 )
 
@@ -38,7 +39,7 @@ type BuiltinOptions struct {
 // BuiltinNames are the names of the tools Builtins returns: every worker
 // of this build can have them, so a worker without one of them lacks it
 // by configuration, not because the name is a typo.
-var BuiltinNames = []string{"read", "bash", "edit", "write", "grep", "find", "ls"}
+var BuiltinNames = agent.BuiltinToolNames
 
 // Builtins returns pi's seven coding tools: read, bash, edit, write, grep,
 // find, ls.

@@ -93,6 +93,7 @@ func (l *loop) resolve(ctx workflow.Context) error {
 		Tools:          l.cfg.Tools,
 		BeforeToolCall: l.cfg.BeforeToolCall,
 		AfterToolCall:  l.cfg.AfterToolCall,
+		RemoteTools:    l.remoteNames(),
 		Resolved:       l.resolvedBefore,
 		CheckWorkspace: l.checksWorkspace(),
 	}
@@ -114,6 +115,7 @@ func (l *loop) resolve(ctx workflow.Context) error {
 	for _, t := range resolved.Tools {
 		l.tools[t.Name] = t
 	}
+	l.setRemoteTools()
 	if l.hostQueue == "" {
 		// A run continued as new keeps the host it had (restore), which
 		// checkHost checks.

@@ -102,6 +102,7 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 		next := s.next
 		s.next = nil
 		s.cfg = s.settings
+		s.setRemoteTools()
 		s.configureCompaction()
 		s.beginRun()
 		s.checkHost(ctx)

@@ -114,6 +114,9 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 			}
 			return nil
 		}},
+		{agentapi.UpdateSetRemoteTools, s.setRemoteToolsUpdate, func(_ workflow.Context, r agentapi.RemoteToolsRequest) error {
+			return checkRemoteTools(r, s.settings.Tools)
+		}},
 		{agentapi.UpdateSetToolExecution, s.setToolExecution, func(_ workflow.Context, r agentapi.SettingRequest) error {
 			if m := agent.ExecutionMode(r.Mode); m != agent.ExecutionParallel && m != agent.ExecutionSequential {
 				return fmt.Errorf("mode %q: want parallel or sequential", r.Mode)
@@ -159,6 +162,13 @@ func (s *session) acceptRepeats(validate any) any {
 			}
 			if err := r.FieldError(); err != nil {
 				return err
+			}
+			return v(ctx, r)
+		}
+	case func(workflow.Context, agentapi.RemoteToolsRequest) error:
+		return func(ctx workflow.Context, r agentapi.RemoteToolsRequest) error {
+			if s.applied(ctx) {
+				return nil
 			}
 			return v(ctx, r)
 		}
@@ -348,6 +358,31 @@ func (s *session) setFollowUpMode(ctx workflow.Context, r agentapi.SettingReques
 func (s *session) setToolExecution(ctx workflow.Context, r agentapi.SettingRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) {
 		s.settings.ToolExecution = agent.ExecutionMode(r.Mode)
+		return done{}, nil
+	})
+	return err
+}
+
+// setRemoteToolsUpdate replaces the session's remote tools from its next
+// run on, once this worker's registry has none of their names (ResolveRun,
+// as a run's start checks them).
+func (s *session) setRemoteToolsUpdate(ctx workflow.Context, r agentapi.RemoteToolsRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) {
+		remote := *r.RemoteTools
+		names := make([]string, 0, len(remote))
+		for _, t := range remote {
+			names = append(names, t.Name)
+		}
+		if len(names) > 0 {
+			err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
+				Model: s.settings.Model, Tools: s.settings.Tools, RemoteTools: names,
+				BeforeToolCall: s.settings.BeforeToolCall, AfterToolCall: s.settings.AfterToolCall,
+			}).Get(ctx, nil)
+			if err != nil {
+				return done{}, err
+			}
+		}
+		s.settings.RemoteTools = remote
 		return done{}, nil
 	})
 	return err

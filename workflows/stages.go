@@ -35,11 +35,7 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
 	}
-	in := activities.PrepareInput{
-		ToolCall:       call,
-		BeforeToolCall: l.cfg.BeforeToolCall,
-		Aborted:        l.aborted,
-	}
+	in := l.prepareInput(call)
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, in)
 	l.wait(ctx, f)
 	if g, ok := l.elsewhere(ctx, f.Get(ctx, nil), a.PrepareToolCall, in); ok {
@@ -56,6 +52,9 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 // startExecute schedules the ExecuteToolCall activity for a prepared call,
 // at position pos among its message's tool calls.
 func (l *loop) startExecute(call agent.Content, pos int, args map[string]any) workflow.Future {
+	if t, ok := l.remote[call.Name]; ok {
+		return l.startRemote(t, call, pos, args)
+	}
 	info := l.tools[call.Name]
 	opts := workflow.ActivityOptions{
 		TaskQueue:           l.toolQueue(call.Name),

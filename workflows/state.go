@@ -29,6 +29,9 @@ type loop struct {
 	cfg      agent.LoopConfig
 	settings agent.LoopConfig
 	tools    map[string]activities.ToolInfo
+	// remote are the run's remote tools by name (remote.go), also in
+	// tools.
+	remote map[string]agent.RemoteTool
 	// hostQueue is the task queue of the worker host that holds the run's
 	// workspace; its workspace tools run there (see toolQueue).
 	hostQueue string

@@ -80,8 +80,11 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			Model:   l.cfg.Model,
 			Options: l.cfg.ModelOptions,
 			Tools:   l.cfg.Tools,
-			Context: ref,
-			Turn:    l.turn,
+			// Only runs with remote tools send them: the inputs of
+			// others are as before.
+			RemoteTools: l.remoteSchemas(),
+			Context:     ref,
+			Turn:        l.turn,
 		})
 		l.wait(ctx, f)
 		if !l.driftAgain(ctx, &drift, f.Get(ctx, nil), true) {

@@ -92,6 +92,17 @@ func TestRunExitCodes(t *testing.T) {
 	if code != cli.ExitRefused || !strings.Contains(out, `level "enormous"`) || strings.Contains(out, "-update-id") {
 		t.Fatalf("refused setting: exit code %d, want %d, the refusal and no resend hint:\n%s", code, cli.ExitRefused, out)
 	}
+	out, code = runPiped(t, ws, nil, "session", "set", id, "remote-tools", `[{"name":"read","taskQeue":"q"}]`)
+	if code != cli.ExitRefused || !strings.Contains(out, `unknown field "taskQeue"`) {
+		t.Fatalf("refused remote tools: exit code %d, want %d and the unknown field:\n%s", code, cli.ExitRefused, out)
+	}
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`[{"name":"notes","taskQueue":"notes-tools","activityType":"Notes","replay":"never"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code = runPiped(t, ws, nil, "session", "set", id, "remote-tools", tools); code != 0 {
+		t.Fatalf("remote tools from a file: exit code %d:\n%s", code, out)
+	}
 }
 
 // A running tool's output is a rolling tail: on a terminal a few lines

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -153,7 +155,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 		return nil
 	case "set":
 		if len(args) != 4 {
-			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution VALUE")
+			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution|remote-tools VALUE")
 		}
 		return e.set(ctx, args[1], args[2], args[3])
 	case "budget":
@@ -170,7 +172,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 }
 
 const sessionUsage = `usage: starter session start [flags] [PROMPT] | prompt ID TEXT | continue ID | reset ID |
-       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution VALUE |
+       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution|remote-tools VALUE |
        budget ID LIMITS|none | chat [flags] [ID] | list [-n N] [-all]`
 
 // budget replaces the budget of a session or run (setBudget) and prints
@@ -240,10 +242,33 @@ func (e *env) set(ctx context.Context, id, what, value string) error {
 		name, req.Mode = agentapi.UpdateSetFollowUpMode, value
 	case "tool-execution":
 		name, req.Mode = agentapi.UpdateSetToolExecution, value
+	case "remote-tools":
+		return e.setRemoteTools(ctx, id, value)
 	default:
 		return fmt.Errorf("unknown setting %q", what)
 	}
 	return e.update(ctx, id, name, req, nil)
+}
+
+// setRemoteTools sends setRemoteTools with value, a JSON array of remote
+// tools or the path of a file holding one, as it is: the session names
+// any field it does not know.
+func (e *env) setRemoteTools(ctx context.Context, id, value string) error {
+	raw := []byte(value)
+	if !strings.HasPrefix(strings.TrimSpace(value), "[") {
+		b, err := os.ReadFile(value)
+		if err != nil {
+			return fmt.Errorf("remote-tools: want a JSON array or a file holding one: %w", err)
+		}
+		raw = b
+	}
+	if !json.Valid(raw) {
+		return errors.New("remote-tools: not valid JSON")
+	}
+	req := struct {
+		RemoteTools json.RawMessage `json:"remoteTools"`
+	}{raw}
+	return e.update(ctx, id, agentapi.UpdateSetRemoteTools, req, nil)
 }
 
 // promptAndWatch prompts a session and follows the run to its agent_end.
