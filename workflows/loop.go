@@ -91,8 +91,8 @@ func (l *loop) resolve(ctx workflow.Context) error {
 		Model:          l.cfg.Model,
 		Workspace:      l.cfg.Workspace,
 		Tools:          l.cfg.Tools,
-		BeforeToolCall: l.cfg.BeforeToolCall,
-		AfterToolCall:  l.cfg.AfterToolCall,
+		BeforeToolCall: agent.GoHookNames(l.cfg.BeforeToolCall),
+		AfterToolCall:  agent.GoHookNames(l.cfg.AfterToolCall),
 		Resolved:       l.resolvedBefore,
 		CheckWorkspace: l.checksWorkspace(),
 	}

@@ -307,7 +307,7 @@ func (s *session) setModelNow(ctx workflow.Context, r agentapi.SettingRequest) e
 	var resolved activities.ResolveRunOutput
 	err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 		Model: *r.Model, Tools: s.settings.Tools,
-		BeforeToolCall: s.settings.BeforeToolCall, AfterToolCall: s.settings.AfterToolCall,
+		BeforeToolCall: agent.GoHookNames(s.settings.BeforeToolCall), AfterToolCall: agent.GoHookNames(s.settings.AfterToolCall),
 	}).Get(ctx, &resolved)
 	if err != nil {
 		return err
