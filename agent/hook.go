@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -131,6 +132,12 @@ func (h Hook) MarshalJSON() ([]byte, error) {
 	return json.Marshal(hookJSON{Activity: h.Activity, Webhook: h.Webhook})
 }
 
+// HookError is a hook entry whose JSON is not a hook: a run's input
+// decoding reports its message as it is.
+type HookError struct{ msg string }
+
+func (e *HookError) Error() string { return e.msg }
+
 // UnmarshalJSON reads a name or an object with exactly one of activity and
 // webhook, refusing fields it does not know.
 func (h *Hook) UnmarshalJSON(b []byte) error {
@@ -139,14 +146,17 @@ func (h *Hook) UnmarshalJSON(b []byte) error {
 		*h = Hook{}
 		return json.Unmarshal(b, &h.Name)
 	}
+	if len(b) == 0 || b[0] != '{' {
+		return &HookError{fmt.Sprintf(`a hook is a Go hook's name (a JSON string), {"activity": {...}} or {"webhook": {...}}, not %.40s`, b)}
+	}
 	var v hookJSON
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&v); err != nil {
-		return fmt.Errorf(`hook: want a Go hook's name or {"activity": {...}} or {"webhook": {...}}: %w`, err)
+		return &HookError{fmt.Sprintf(`a hook is a Go hook's name or {"activity": {...}} or {"webhook": {...}}: %s`, strings.TrimPrefix(err.Error(), "json: "))}
 	}
 	if (v.Activity == nil) == (v.Webhook == nil) {
-		return errors.New(`hook: want exactly one of "activity" and "webhook"`)
+		return &HookError{`a hook object has exactly one of "activity" and "webhook"`}
 	}
 	*h = Hook{Activity: v.Activity, Webhook: v.Webhook}
 	return nil
@@ -189,7 +199,7 @@ func (w *WebhookHook) check() error {
 	if (w.SecretRef == "") == (w.SecretEnv == "") {
 		return fmt.Errorf("webhook %s: want exactly one of secretRef (a secret the worker was given) and secretEnv (an environment variable %s...)", w.URL, WebhookSecretEnvPrefix)
 	}
-	if w.SecretEnv != "" && (len(w.SecretEnv) <= len(WebhookSecretEnvPrefix) || w.SecretEnv[:len(WebhookSecretEnvPrefix)] != WebhookSecretEnvPrefix) {
+	if w.SecretEnv != "" && (len(w.SecretEnv) <= len(WebhookSecretEnvPrefix) || !strings.HasPrefix(w.SecretEnv, WebhookSecretEnvPrefix)) {
 		return fmt.Errorf("webhook %s: secretEnv %q: want a variable whose name begins with %s", w.URL, w.SecretEnv, WebhookSecretEnvPrefix)
 	}
 	return nil

@@ -255,21 +255,23 @@ func thrownAfter(fin finalized, text string) finalized {
 	return fin
 }
 
-// hookFailureText is the message of a remote hook that failed: a hook that
-// did not answer in time says so and names the hook; a hook that failed
+// hookFailureText is the message of a remote hook that failed. A hook
+// that gave no answer within its timeout (it timed out, or its retries ran
+// out of time) says so and names the hook; a hook that failed for good
 // answers with its own message, as pi's throw does.
 func hookFailureText(event string, h agent.Hook, err error) string {
 	var timeoutErr *temporal.TimeoutError
-	if errors.As(err, &timeoutErr) {
-		text := fmt.Sprintf("%s hook %s did not answer within %v", event, h, h.TimeoutOrDefault())
-		var last *temporal.ApplicationError
-		if errors.As(timeoutErr, &last) {
-			text += " (last error: " + last.Message() + ")"
-		}
-		if event == activities.HookBefore {
-			text += "; the tool call is blocked"
-		}
-		return text
+	var appErr *temporal.ApplicationError
+	hasApp := errors.As(err, &appErr)
+	if !errors.As(err, &timeoutErr) && (!hasApp || appErr.NonRetryable() || appErr.Type() == activities.ErrHookFailed) {
+		return failureText(err)
 	}
-	return failureText(err)
+	text := fmt.Sprintf("%s hook %s did not answer within %v", event, h, h.TimeoutOrDefault())
+	if hasApp {
+		text += " (last error: " + appErr.Message() + ")"
+	}
+	if event == activities.HookBefore {
+		text += "; the tool call is blocked"
+	}
+	return text
 }
