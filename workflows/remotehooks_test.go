@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,6 +151,16 @@ func TestActivityHooksInAParallelBatch(t *testing.T) {
 	require.True(t, res.Messages[3].IsError)
 	require.Equal(t, "c3", agent.TextOf(res.Messages[4].Content))
 	requireNoFailedTasks(t, h.c, run)
+	saveToCorpus(t, h.c, run, "remote-hooks-activity-parallel")
+}
+
+// saveToCorpus adds a run's history to the replay corpus when recording it
+// (-record-histories; record_test.go).
+func saveToCorpus(t *testing.T, c client.Client, run client.WorkflowRun, name string) {
+	if *recordHistories {
+		path := filepath.Join("..", "testdata", "histories", name+".json")
+		require.NoError(t, testenv.SaveHistory(context.Background(), c, run.GetID(), run.GetRunID(), path))
+	}
 }
 
 // webhookServer is a team's webhook: it checks each request's signature
@@ -220,6 +231,7 @@ func TestWebhookHooksAreSignedAndApplied(t *testing.T) {
 	require.EqualValues(t, 3, n.Load())
 	require.EqualValues(t, 1, ran.Load())
 	requireNoFailedTasks(t, h.c, run)
+	saveToCorpus(t, h.c, run, "remote-hooks-webhook-sequential")
 }
 
 // A before hook nobody answers within its timeout, retries included,
