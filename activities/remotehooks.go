@@ -15,8 +15,9 @@ import (
 )
 
 // ErrHookFailed is the non-retryable ApplicationError type of a remote
-// hook that failed for good: a refused or malformed URL, a missing secret,
-// a 4xx answer, an answer that is not a hook result. The workflow treats
+// hook that failed for good: a refused or malformed URL, a 4xx answer, an
+// answer that is not a hook result. A worker without the webhook's secret
+// fails retryably: another worker of the task queue may hold it. The workflow treats
 // it as pi treats a hook that throws.
 const ErrHookFailed = "HookFailed"
 
@@ -72,7 +73,7 @@ type WebhookOutput struct {
 // ErrHookFailed.
 func (a *Activities) CallWebhook(ctx context.Context, in WebhookInput) (WebhookOutput, error) {
 	if a.Webhooks == nil {
-		return WebhookOutput{}, temporal.NewNonRetryableApplicationError("this worker calls no webhooks", ErrHookFailed, nil)
+		return WebhookOutput{}, temporal.NewApplicationError(fmt.Sprintf("worker %s calls no webhooks", a.workerName()), "WebhookUnreachable")
 	}
 	if err := a.checkStore(ctx, in.StoreID); err != nil {
 		return WebhookOutput{}, err

@@ -107,8 +107,8 @@ func (w *Webhooks) secret(h agent.WebhookHook) ([]byte, error) {
 }
 
 // PermanentError is a webhook failure a retry cannot mend: a refused or
-// malformed URL, a missing secret, a 4xx answer, an answer that is not a
-// hook result.
+// malformed URL, a 4xx answer, an oversized answer. A missing secret is not
+// one: another worker may hold it.
 type PermanentError struct{ Err error }
 
 func (e *PermanentError) Error() string { return e.Err.Error() }
@@ -122,9 +122,14 @@ func permanent(format string, args ...any) error {
 // event is "beforeToolCall" or "afterToolCall"; delivery names the call
 // across retries.
 func (w *Webhooks) Post(ctx context.Context, h agent.WebhookHook, event, delivery string, body []byte) ([]byte, error) {
+	if w.client == nil {
+		return nil, permanent("hooks.Webhooks was not made by NewWebhooks")
+	}
 	secret, err := w.secret(h)
 	if err != nil {
-		return nil, &PermanentError{Err: err}
+		// Not permanent: in a fleet, another worker may hold the secret
+		// (a rollout in progress); a retry may run there.
+		return nil, err
 	}
 	u, err := url.Parse(h.URL)
 	if err != nil || u.Host == "" {

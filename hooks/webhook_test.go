@@ -82,7 +82,7 @@ func TestWebhookPost(t *testing.T) {
 
 	_, err = w.Post(ctx, agent.WebhookHook{URL: hook.URL, SecretRef: "other"}, "beforeToolCall", "run/1", nil)
 	require.ErrorContains(t, err, `this worker has no webhook secret "other"`)
-	require.ErrorAs(t, err, &p)
+	require.False(t, errors.As(err, &p), "another worker of the fleet may hold it")
 	require.EqualValues(t, 3, n.Load(), "nothing was sent without its secret")
 }
 
