@@ -111,13 +111,13 @@ func (l *loop) callBefore(ctx workflow.Context, call agent.Content, args map[str
 	var res *hooks.BeforeResult
 	var err error
 	if h.Webhook != nil {
-		f := l.startHook(ctx, h, call, a.CallWebhook, activities.WebhookInput{Hook: *h.Webhook, Before: &req})
+		f := l.startHook(h, call, a.CallWebhook, activities.WebhookInput{Hook: *h.Webhook, Before: &req})
 		l.wait(ctx, f)
 		var out activities.WebhookOutput
 		err = f.Get(ctx, &out)
 		res = out.Before
 	} else {
-		f := l.startHook(ctx, h, call, h.Activity.ActivityType, req)
+		f := l.startHook(h, call, h.Activity.ActivityType, req)
 		l.wait(ctx, f)
 		var raw json.RawMessage
 		if err = f.Get(ctx, &raw); err == nil {
@@ -140,7 +140,7 @@ func (l *loop) callBefore(ctx workflow.Context, call agent.Content, args map[str
 // startHook schedules a remote hook's activity: a webhook's CallWebhook on
 // the run's own task queue, an activity hook on its queue. Abort does not
 // cancel it: like a Go hook, it decides, and its timeout bounds it.
-func (l *loop) startHook(ctx workflow.Context, h agent.Hook, call agent.Content, activity, in any) workflow.Future {
+func (l *loop) startHook(h agent.Hook, call agent.Content, activity, in any) workflow.Future {
 	timeout := h.TimeoutOrDefault()
 	opts := workflow.ActivityOptions{
 		ScheduleToCloseTimeout: timeout,
@@ -199,7 +199,7 @@ func (l *loop) callAfter(ctx workflow.Context, fin finalized, args map[string]an
 	req := activities.AfterHookRequest{Hook: activities.HookAfter, Aborted: l.aborted,
 		AfterContext: hooks.AfterContext{Run: l.hookRun(ctx), ToolCall: fin.call, Args: args, Result: fin.result, IsError: fin.isError}}
 	if h.Webhook != nil {
-		f := l.startHook(ctx, h, fin.call, a.CallWebhook, activities.WebhookInput{Hook: *h.Webhook, After: &req, StoreID: l.storeID})
+		f := l.startHook(h, fin.call, a.CallWebhook, activities.WebhookInput{Hook: *h.Webhook, After: &req, StoreID: l.storeID})
 		wait(f)
 		var out activities.WebhookOutput
 		if err := f.Get(ctx, &out); err != nil {
@@ -210,7 +210,7 @@ func (l *loop) callAfter(ctx workflow.Context, fin finalized, args map[string]an
 		}
 		return fin
 	}
-	f := l.startHook(ctx, h, fin.call, h.Activity.ActivityType, req)
+	f := l.startHook(h, fin.call, h.Activity.ActivityType, req)
 	wait(f)
 	var raw json.RawMessage
 	err := f.Get(ctx, &raw)
