@@ -24,6 +24,9 @@ type Activities struct {
 	Models *llm.Registry
 	Tools  *tools.Registry
 	Hooks  *hooks.Registry
+	// Webhooks calls the runs' webhook hooks (remotehooks.go); nil: this
+	// worker calls none.
+	Webhooks *hooks.Webhooks
 	// Client lets activities talk to their own workflow: tools queue
 	// messages and report partial results with signals.
 	Client client.Client

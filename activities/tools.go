@@ -89,6 +89,18 @@ func (a *Activities) beforeHooks(ctx context.Context, in PrepareInput, validated
 	return PrepareOutput{Args: validated}, nil
 }
 
+// RunBeforeHooks runs Go before hooks that come after a remote one in the
+// run's list (workflows/remotehooks.go) on the arguments prepare
+// validated.
+func (a *Activities) RunBeforeHooks(ctx context.Context, in BeforeHooksInput) (PrepareOutput, error) {
+	ctx, cancel := abortable(ctx, in.Aborted)
+	defer cancel()
+	if in.Args == nil {
+		in.Args = map[string]any{}
+	}
+	return a.beforeHooks(ctx, PrepareInput{ToolCall: in.ToolCall, BeforeToolCall: in.BeforeToolCall, Aborted: in.Aborted}, in.Args)
+}
+
 // validateNonObject validates arguments that are valid JSON but not an
 // object as pi does: with the value as received, so a tool whose schema
 // wants an object fails with pi's "Validation failed" text even when it

@@ -169,6 +169,15 @@ type PrepareInput struct {
 	Parameters json.RawMessage `json:"parameters,omitempty"`
 }
 
+// BeforeHooksInput is Go before hooks to run on a call's validated
+// arguments.
+type BeforeHooksInput struct {
+	ToolCall       agent.Content  `json:"toolCall"`
+	Args           map[string]any `json:"args"`
+	BeforeToolCall []string       `json:"beforeToolCall"`
+	Aborted        bool           `json:"aborted,omitempty"`
+}
+
 // PrepareOutput is either an immediate result (invalid arguments, blocked,
 // a failing prepareArguments or hook) or the validated arguments.
 type PrepareOutput struct {

@@ -59,10 +59,11 @@ type LoopConfig struct {
 	ToolExecution ExecutionMode `json:"toolExecution,omitempty"`
 	SteeringMode  QueueMode     `json:"steeringMode,omitempty"`
 	FollowUpMode  QueueMode     `json:"followUpMode,omitempty"`
-	// BeforeToolCall and AfterToolCall name hooks registered in the worker;
-	// they run in order.
-	BeforeToolCall []string  `json:"beforeToolCall,omitempty"`
-	AfterToolCall  []string  `json:"afterToolCall,omitempty"`
+	// BeforeToolCall and AfterToolCall name hooks, run in order: Go hooks
+	// registered in the worker (by name), activities on a task queue and
+	// webhooks (Hook).
+	BeforeToolCall []Hook    `json:"beforeToolCall,omitempty"`
+	AfterToolCall  []Hook    `json:"afterToolCall,omitempty"`
 	StopAfterTurn  *StopRule `json:"stopAfterTurn,omitempty"`
 	// Approval names the tool calls that wait for a person.
 	Approval *ApprovalPolicy `json:"approval,omitempty"`
@@ -231,6 +232,12 @@ func (c *LoopConfig) Normalize() error {
 		errs = append(errs, err)
 	}
 	if err := c.Budget.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkHooks("beforeToolCall", c.BeforeToolCall); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkHooks("afterToolCall", c.AfterToolCall); err != nil {
 		errs = append(errs, err)
 	}
 	if c.EventOrderWindow != "" {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/durable-agents/agentloop/agent"
 )
 
 // A run's input is decoded by the SDK before the workflow's code runs, so
@@ -62,6 +64,10 @@ func (in SessionInput) UnknownField() string { return in.unknownField }
 // terms: the JSON field and the JSON it wants ("model: got a JSON string,
 // want a JSON object"), never a Go type.
 func DecodeError(err error) string {
+	var hookErr *agent.HookError
+	if errors.As(err, &hookErr) {
+		return hookErr.Error()
+	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		field := strings.TrimPrefix(typeErr.Field, "LoopConfig.")

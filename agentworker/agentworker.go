@@ -54,6 +54,10 @@ type Options struct {
 	Models *llm.Registry
 	Tools  *tools.Registry
 	Hooks  *hooks.Registry
+	// Webhooks calls the webhook hooks runs name, with the secrets and
+	// egress policy it holds; nil: a worker without secrets, whose
+	// webhooks' egress is refused loopback, private and special addresses.
+	Webhooks *hooks.Webhooks
 	// Journal, when set, serves journal.LookupActivity on every queue, by
 	// which a run recovers a single-attempt tool whose worker was lost,
 	// and journals the MCP servers' single-attempt tools.
@@ -187,6 +191,7 @@ func NewActivities(o Options) *activities.Activities {
 	acts.HeartbeatInterval = o.HeartbeatInterval
 	acts.HostQueue = o.HostQueue
 	acts.HostStartTimeout = o.HostStartTimeout
+	acts.Webhooks = o.Webhooks
 	return acts
 }
 
@@ -199,6 +204,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Hooks == nil {
 		o.Hooks = hooks.NewRegistry()
+	}
+	if o.Webhooks == nil {
+		o.Webhooks = hooks.NewWebhooks(sandbox.Egress{}, false)
 	}
 }
 

@@ -154,10 +154,10 @@ func Input(s Scenario) agentapi.AgentLoopInput {
 		in.StopAfterTurn = &agent.StopRule{Turns: s.StopAfterTurn}
 	}
 	if len(s.Hooks.BeforeToolCall) > 0 {
-		in.BeforeToolCall = []string{HookName}
+		in.BeforeToolCall = agent.HookNames(HookName)
 	}
 	if len(s.Hooks.AfterToolCall) > 0 {
-		in.AfterToolCall = []string{HookName}
+		in.AfterToolCall = agent.HookNames(HookName)
 	}
 	return in
 }

@@ -22,16 +22,16 @@ type Run struct {
 // passing it to every hook activity would make history grow with the
 // transcript.
 type BeforeContext struct {
-	Run      Run
-	ToolCall agent.Content
-	Args     map[string]any
+	Run      Run            `json:"run"`
+	ToolCall agent.Content  `json:"toolCall"`
+	Args     map[string]any `json:"args"`
 }
 
 // BeforeResult blocks a call when Block is set; Reason becomes the error
 // result's text ("Tool execution was blocked" when empty).
 type BeforeResult struct {
-	Block  bool
-	Reason string
+	Block  bool   `json:"block,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Before is a beforeToolCall hook. It may return nil to let the call run.
@@ -40,20 +40,20 @@ type Before func(ctx context.Context, c BeforeContext) (*BeforeResult, error)
 
 // AfterContext is what an afterToolCall hook sees.
 type AfterContext struct {
-	Run      Run
-	ToolCall agent.Content
-	Args     map[string]any
-	Result   agent.ToolResult
-	IsError  bool
+	Run      Run              `json:"run"`
+	ToolCall agent.Content    `json:"toolCall"`
+	Args     map[string]any   `json:"args"`
+	Result   agent.ToolResult `json:"result"`
+	IsError  bool             `json:"isError"`
 }
 
 // AfterResult overrides fields of the result; a nil field keeps the original
 // (pi merges with ??). Content and Details replace the originals whole.
 type AfterResult struct {
-	Content   []agent.Content
-	Details   json.RawMessage
-	IsError   *bool
-	Terminate *bool
+	Content   []agent.Content `json:"content,omitempty"`
+	Details   json.RawMessage `json:"details,omitempty"`
+	IsError   *bool           `json:"isError,omitempty"`
+	Terminate *bool           `json:"terminate,omitempty"`
 }
 
 // After is an afterToolCall hook. It may return nil to keep the result. An

@@ -23,6 +23,7 @@ type flags struct {
 	deployment, buildID, logLevel, metricsAddr                  *string
 	sandbox                                                     *sandbox.Flags
 	outputs                                                     outputFlags
+	webhooks                                                    webhookFlags
 }
 
 func parseFlags() flags {
@@ -51,6 +52,7 @@ func parseFlags() flags {
 	f.metricsAddr = flag.String("metrics-addr", "", "serve Prometheus metrics (the SDK's worker metrics and the agent's) at http://ADDR/metrics, e.g. :9464; traces go where OTEL_EXPORTER_OTLP_ENDPOINT says")
 	f.sandbox = sandbox.RegisterFlags(flag.CommandLine)
 	f.outputs = registerOutputFlags(flag.CommandLine)
+	f.webhooks = registerWebhookFlags(flag.CommandLine)
 	flag.Parse()
 	return f
 }

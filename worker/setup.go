@@ -94,7 +94,11 @@ func setUp(f flags, fdErr, protectErr error) *setup {
 	if err != nil {
 		z.Fatal("bash output directory: " + err.Error())
 	}
-	sb := startSandbox(z, f.sandbox, opts.HostPort, *f.journalDir, *f.storeSpec, *f.outputs.dir)
+	webhooks, secretFiles, err := f.webhooks.webhooks(opts.HostPort)
+	if err != nil {
+		z.Fatal(err.Error())
+	}
+	sb := startSandbox(z, f.sandbox, opts.HostPort, *f.journalDir, *f.storeSpec, append([]string{*f.outputs.dir}, secretFiles...)...)
 	j, err := journal.Open(*f.journalDir)
 	if err != nil {
 		z.Fatal("open tool journal: " + err.Error())
@@ -122,7 +126,7 @@ func setUp(f flags, fdErr, protectErr error) *setup {
 		Client: c, Store: s.st, StoreID: s.st.ID(),
 		TaskQueue: *f.taskQueue, ToolQueue: *f.toolQueue, HostQueue: *f.hostQueue,
 		Models: models, Tools: tools.NewRegistry(journal.Wrap(j, tools.Builtins(tools.BuiltinOptions{Sandbox: sb, BashOutputs: outputs}))...),
-		Hooks: hooks.NewRegistry(), Journal: j, MCP: mcpCfg, Sandbox: sb, MCPLog: z.Sugar().Infow, MCPWarn: z.Sugar().Warnw,
+		Hooks: hooks.NewRegistry(), Webhooks: webhooks, Journal: j, MCP: mcpCfg, Sandbox: sb, MCPLog: z.Sugar().Infow, MCPWarn: z.Sugar().Warnw,
 		Namespace: opts.Namespace, Telemetry: tel, WorkerOptions: &wopts,
 		DefaultWorkspace: *f.workspace, Identity: opts.Identity, // its pollers' identity; empty: the SDK's default
 	}

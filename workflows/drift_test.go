@@ -174,7 +174,7 @@ func testRunMoves(t *testing.T, mode agent.ExecutionMode) {
 		LoopConfig: agent.LoopConfig{
 			Model:         agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "script"},
 			Tools:         []string{"srv__echo"},
-			AfterToolCall: []string{"audit"},
+			AfterToolCall: agent.HookNames("audit"),
 			ToolTaskQueue: toolQueue,
 			ToolExecution: mode,
 		},

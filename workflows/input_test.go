@@ -53,7 +53,7 @@ func TestBadInputFailsAtOnce(t *testing.T) {
 	cases[7].input = withModel(cases[7].input.(agentapi.AgentLoopInput), "nope", "script")
 	cases[8].input = withModel(cases[8].input.(agentapi.AgentLoopInput), "test", "nope")
 	in := cases[10].input.(agentapi.AgentLoopInput)
-	in.BeforeToolCall = []string{"policy"}
+	in.BeforeToolCall = agent.HookNames("policy")
 	in.ConfigDriftTimeout = "1s"
 	cases[10].input = in
 

@@ -181,6 +181,11 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 			l.finished(c, finalized{call: c.call, result: out.Result, isError: out.IsError})
 			return
 		}
+		if agent.HasRemoteHook(l.cfg.AfterToolCall) {
+			// Several stages, each of which may move elsewhere itself.
+			c.fin, c.finMoved = l.finalizeAsync(c, out.Result, out.IsError), true
+			return
+		}
 		c.finIn = l.finalizeInput(c.call, c.args, out.Result, out.IsError)
 		c.fin = workflow.ExecuteLocalActivity(l.localCtx(ctx), a.FinalizeToolCall, c.finIn)
 	}

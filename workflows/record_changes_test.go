@@ -92,6 +92,9 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"drop-foreign-signal.1.json":         "drop-foreign-signal",
 		"workspace-missing.1.json":           "check-workspace-at-resolve",
 		"workspace-elsewhere.1.json":         "check-workspace-at-resolve",
+		// Recorded by remotehooks_test.go with -record-histories.
+		"remote-hooks-activity-parallel.json":  "remote-hooks",
+		"remote-hooks-webhook-sequential.json": "remote-hooks",
 	} {
 		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
 		require.NoError(t, err)

@@ -61,7 +61,7 @@ func (l *loop) remoteSchemas() []activities.ToolSchema {
 // prepareInput is the PrepareToolCall input of a call: for a remote tool
 // it carries the tool's schema, which no worker's registry has.
 func (l *loop) prepareInput(call agent.Content) activities.PrepareInput {
-	in := activities.PrepareInput{ToolCall: call, BeforeToolCall: l.cfg.BeforeToolCall, Aborted: l.aborted}
+	in := activities.PrepareInput{ToolCall: call, BeforeToolCall: leadingGoHooks(l.cfg.BeforeToolCall), Aborted: l.aborted}
 	if t, ok := l.remote[call.Name]; ok {
 		in.Remote, in.Parameters = true, t.Parameters
 	}

@@ -317,7 +317,7 @@ func (s *session) setModelNow(ctx workflow.Context, r agentapi.SettingRequest) e
 	var resolved activities.ResolveRunOutput
 	err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 		Model: *r.Model, Tools: s.settings.Tools,
-		BeforeToolCall: s.settings.BeforeToolCall, AfterToolCall: s.settings.AfterToolCall,
+		BeforeToolCall: agent.GoHookNames(s.settings.BeforeToolCall), AfterToolCall: agent.GoHookNames(s.settings.AfterToolCall),
 	}).Get(ctx, &resolved)
 	if err != nil {
 		return err
@@ -376,7 +376,7 @@ func (s *session) setRemoteToolsUpdate(ctx workflow.Context, r agentapi.RemoteTo
 		if len(names) > 0 {
 			err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 				Model: s.settings.Model, Tools: s.settings.Tools, RemoteTools: names,
-				BeforeToolCall: s.settings.BeforeToolCall, AfterToolCall: s.settings.AfterToolCall,
+				BeforeToolCall: agent.GoHookNames(s.settings.BeforeToolCall), AfterToolCall: agent.GoHookNames(s.settings.AfterToolCall),
 			}).Get(ctx, nil)
 			if err != nil {
 				return done{}, err

@@ -46,7 +46,7 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 	if err := f.Get(ctx, &out); err != nil {
 		return activities.PrepareOutput{Immediate: true, IsError: true, Result: agent.ErrorResult(failureText(err))}
 	}
-	return out
+	return l.remoteBefore(ctx, call, out)
 }
 
 // startExecute schedules the ExecuteToolCall activity for a prepared call,
@@ -183,6 +183,9 @@ func (l *loop) finalize(ctx workflow.Context, call agent.Content, args map[strin
 	if len(l.cfg.AfterToolCall) == 0 {
 		return finalized{call: call, result: result, isError: isError}
 	}
+	if agent.HasRemoteHook(l.cfg.AfterToolCall) {
+		return l.finalizeStages(ctx, call, args, result, isError, func(f workflow.Future) { l.wait(ctx, f) })
+	}
 	in := l.finalizeInput(call, args, result, isError)
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.FinalizeToolCall, in)
 	l.wait(ctx, f)
@@ -199,7 +202,7 @@ func (l *loop) finalizeInput(call agent.Content, args map[string]any, result age
 		Args:          args,
 		Result:        result,
 		IsError:       isError,
-		AfterToolCall: l.cfg.AfterToolCall,
+		AfterToolCall: agent.GoHookNames(l.cfg.AfterToolCall),
 		Aborted:       l.aborted,
 		StoreID:       l.storeID,
 	}

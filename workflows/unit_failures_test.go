@@ -53,7 +53,7 @@ func TestUnitToolFailuresBecomeErrorResults(t *testing.T) {
 		return ""
 	}
 	in := r.input("go", "fails", "hangs", "blocked")
-	in.BeforeToolCall = []string{"policy"}
+	in.BeforeToolCall = agent.HookNames("policy")
 	res, _ := r.run(in)
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	require.Equal(t, []string{"user:go", "assistant:",

@@ -189,7 +189,7 @@ func TestKillWorkerBetweenPrepareAndExecute(t *testing.T) {
 	w1 := e.startWorker("w1", "-hook-block", "3s")
 	id := "prepare"
 	in := e.input(crashtest.ModelPrepare, tools.BashToolName)
-	in.BeforeToolCall = []string{crashtest.BlockHook}
+	in.BeforeToolCall = agent.HookNames(crashtest.BlockHook)
 	e.start(id, in)
 	hookMarker := filepath.Join(e.dir, "prepare-call-prep.")
 	e.waitFor("before hook entered on w1 (tool_execution_start emitted)", reachTimeout, func() bool {
