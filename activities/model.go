@@ -50,7 +50,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	req := llm.Request{
 		SystemPrompt: tc.t.SystemPrompt,
 		Messages:     tc.resolved,
-		Tools:        a.modelTools(in.Tools),
+		Tools:        append(a.modelTools(in.Tools), definedTools(in.Defined)...),
 		Options:      in.Options,
 	}
 
@@ -188,6 +188,15 @@ func (a *Activities) modelTools(names []string) []llm.Tool {
 			params = []byte(`{"type":"object","properties":{}}`)
 		}
 		out = append(out, llm.Tool{Name: d.Name, Description: d.Description, Parameters: params})
+	}
+	return out
+}
+
+// definedTools describes the tools the run defines itself.
+func definedTools(specs []agent.ToolSpec) []llm.Tool {
+	out := make([]llm.Tool, 0, len(specs))
+	for _, s := range specs {
+		out = append(out, llm.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}
 	return out
 }

@@ -24,6 +24,9 @@ const ErrToolExecution = "ToolFault"
 // Every failure is an immediate error result, never an activity error,
 // except this worker lacking the tool or a hook (ConfigDrift).
 func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (PrepareOutput, error) {
+	if in.Defined != nil {
+		return a.prepareDefined(ctx, in)
+	}
 	tool, ok := a.Tools.Get(in.ToolCall.Name)
 	if !ok {
 		// The workflow answers a call of a tool the run does not have
@@ -50,6 +53,25 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 		args = prepared
 	}
 	validated, err := tools.ValidateArguments(in.ToolCall.Name, tool.Definition().Parameters, args)
+	if err != nil {
+		return immediate(err.Error()), nil
+	}
+	return a.beforeHooks(ctx, in, validated)
+}
+
+// prepareDefined prepares a call of a tool the run defines itself (the
+// sub-agent tool, which the workflow executes): validation against its
+// definition, then the before hooks, as for any tool.
+func (a *Activities) prepareDefined(ctx context.Context, in PrepareInput) (PrepareOutput, error) {
+	ctx, cancel := abortable(ctx, in.Aborted)
+	defer cancel()
+	var validated map[string]any
+	var err error
+	if len(in.ToolCall.RawArguments) > 0 {
+		validated, err = validateNonObject(in.ToolCall, in.Defined.Parameters)
+	} else {
+		validated, err = tools.ValidateArguments(in.ToolCall.Name, in.Defined.Parameters, in.ToolCall.Arguments)
+	}
 	if err != nil {
 		return immediate(err.Error()), nil
 	}

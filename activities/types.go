@@ -126,8 +126,11 @@ type ModelTurnInput struct {
 	Model   agent.ModelRef     `json:"model"`
 	Options agent.ModelOptions `json:"options,omitempty"`
 	Tools   []string           `json:"tools,omitempty"`
-	Context ContextRef         `json:"context"`
-	Turn    int                `json:"turn"`
+	// Defined are tools the run defines itself (the sub-agent tool),
+	// described to the model after the registry's.
+	Defined []agent.ToolSpec `json:"defined,omitempty"`
+	Context ContextRef       `json:"context"`
+	Turn    int              `json:"turn"`
 }
 
 // ModelTurnOutput is the final assistant message of the call (large blocks
@@ -145,6 +148,9 @@ type ModelTurnOutput struct {
 type PrepareInput struct {
 	ToolCall       agent.Content `json:"toolCall"`
 	BeforeToolCall []string      `json:"beforeToolCall,omitempty"`
+	// Defined is the definition of a tool the run defines itself (the
+	// sub-agent tool), which the worker's registry does not hold.
+	Defined *agent.ToolSpec `json:"defined,omitempty"`
 	// Aborted is set when the run was aborted before the call: hooks see a
 	// cancelled context, as pi's hooks see an aborted signal.
 	Aborted bool `json:"aborted,omitempty"`

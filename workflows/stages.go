@@ -31,7 +31,8 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(agent.BudgetErrorMessage(why))}
 	}
-	if _, ok := l.tools[call.Name]; !ok {
+	sub := l.subAgentCall(call.Name)
+	if _, ok := l.tools[call.Name]; !ok && !sub {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
 	}
@@ -39,6 +40,13 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 		ToolCall:       call,
 		BeforeToolCall: l.cfg.BeforeToolCall,
 		Aborted:        l.aborted,
+	}
+	if sub {
+		if why := l.fanOutRefusal(call); why != "" {
+			return activities.PrepareOutput{Immediate: true, IsError: true, Result: agent.ErrorResult(why)}
+		}
+		spec := l.cfg.SubAgentToolSpec()
+		in.Defined = &spec
 	}
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, in)
 	l.wait(ctx, f)
@@ -56,6 +64,9 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 // startExecute schedules the ExecuteToolCall activity for a prepared call,
 // at position pos among its message's tool calls.
 func (l *loop) startExecute(call agent.Content, pos int, args map[string]any) workflow.Future {
+	if l.subAgentCall(call.Name) {
+		return l.startSubAgent(call, pos, args)
+	}
 	info := l.tools[call.Name]
 	opts := workflow.ActivityOptions{
 		TaskQueue:           l.toolQueue(call.Name),

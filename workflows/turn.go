@@ -80,6 +80,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			Model:   l.cfg.Model,
 			Options: l.cfg.ModelOptions,
 			Tools:   l.cfg.Tools,
+			Defined: l.definedTools(),
 			Context: ref,
 			Turn:    l.turn,
 		})
