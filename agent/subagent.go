@@ -47,6 +47,12 @@ type SubAgent struct {
 	Budget *Budget `json:"budget,omitempty"`
 }
 
+// SubAgentRef names a sub-agent run: its profile and its workflow.
+type SubAgentRef struct {
+	Agent      string `json:"agent"`
+	WorkflowID string `json:"workflowId"`
+}
+
 // SubAgentLimits bound delegation; a zero field takes its default.
 type SubAgentLimits struct {
 	// MaxDepth is how many levels of sub-agents may run below the run

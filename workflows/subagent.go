@@ -3,6 +3,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,20 +100,27 @@ func (l *loop) startSubAgent(call agent.Content, pos int, args map[string]any) w
 	if why != "" {
 		return fail(fmt.Sprintf("Sub-agent %s was not started: %s", name, agent.BudgetErrorMessage(why)))
 	}
-	id := fmt.Sprintf("%s/task-%d-%d-%s", workflow.GetInfo(ctx).WorkflowExecution.ID, l.turn, pos, call.ID)
-	cctx := workflow.WithChildOptions(l.abortCtx, workflow.ChildWorkflowOptions{
+	parentID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	id := fmt.Sprintf("%s/task-%d-%d-%s", parentID, l.turn, pos, call.ID)
+	cctx, cancel := workflow.WithCancel(l.abortCtx)
+	c := &childCall{key: callKey{call.ID, pos}, agent: name, workflowID: id, cancel: cancel}
+	l.children = append(l.children, c)
+	cctx = workflow.WithChildOptions(cctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          id,
 		TaskQueue:           profile.TaskQueue,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true,
 		StaticSummary:       childSummary(name, prompt),
 	})
-	in := agentapi.AgentLoopInput{LoopConfig: l.childConfig(profile, budget), Prompt: prompt}
-	child := workflow.ExecuteChildWorkflow(cctx, agentapi.AgentLoopWorkflow, in)
 	start := workflow.Now(ctx)
+	in := agentapi.AgentLoopInput{LoopConfig: l.childConfig(profile, budget), Prompt: prompt,
+		Parent: &agentapi.ParentCall{WorkflowID: parentID, ToolCallID: call.ID, Position: pos, Agent: name,
+			Start: start.UnixMilli(), Allowed: l.allowedTools()}}
+	child := workflow.ExecuteChildWorkflow(cctx, agentapi.AgentLoopWorkflow, in)
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		out := l.subAgentOutput(gctx, name, id, child)
+		out := l.subAgentOutput(gctx, c, child)
 		out.Duration = workflow.Now(gctx).Sub(start)
+		l.childEnded(c)
 		set.Set(out, nil)
 	})
 	return f
@@ -189,7 +198,8 @@ func (l *loop) childBudget(p agent.SubAgent) (*agent.Budget, string) {
 // subAgentOutput waits for a child and makes its end the call's result:
 // the final answer's text, or an error naming how the child ended. It runs
 // in a coroutine of its own and touches no signal channel.
-func (l *loop) subAgentOutput(ctx workflow.Context, name, id string, child workflow.ChildWorkflowFuture) activities.ExecuteOutput {
+func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow.ChildWorkflowFuture) activities.ExecuteOutput {
+	name, id := c.agent, c.workflowID
 	details := subAgentDetails{Agent: name, WorkflowID: id}
 	var exec workflow.Execution
 	if err := child.GetChildWorkflowExecution().Get(ctx, &exec); err != nil {
@@ -206,7 +216,7 @@ func (l *loop) subAgentOutput(ctx workflow.Context, name, id string, child workf
 	if err != nil {
 		return errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", name, id, childFailure(err)), details)
 	}
-	l.usage = l.usage.Add(res.Usage)
+	l.countChildUsage(c, res.Usage)
 	details.StopReason, details.Turns, details.Usage = res.StopReason, res.Turns, &res.Usage
 	final := finalAnswer(res)
 	if refs := foreignRefs(workflow.GetInfo(ctx).WorkflowExecution.ID, []agent.Message{final}); len(refs) > 0 {
@@ -226,11 +236,38 @@ func (l *loop) subAgentOutput(ctx workflow.Context, name, id string, child workf
 		return activities.ExecuteOutput{Result: result}
 	}
 	why := fmt.Sprintf("Sub-agent %s ended with stopReason %s", name, res.StopReason)
-	if res.ErrorMessage != "" {
+	if c.stopped != "" {
+		why = fmt.Sprintf("Sub-agent %s was stopped: %s", name, agent.BudgetErrorMessage(c.stopped))
+	} else if res.ErrorMessage != "" {
 		why += ": " + res.ErrorMessage
 	}
 	result.Content = append([]agent.Content{agent.Text(why)}, result.Content...)
 	return activities.ExecuteOutput{Result: result, IsError: true}
+}
+
+// childEnded forgets a child whose result is in: later news of it (a
+// signal sent before its end, delivered after) is not counted twice, and
+// its calls no longer wait.
+func (l *loop) childEnded(c *childCall) {
+	l.children = slices.DeleteFunc(l.children, func(x *childCall) bool { return x == c })
+	l.childApprovals = slices.DeleteFunc(l.childApprovals, func(x *childApproval) bool { return x.call == c.key })
+}
+
+// adoptParent takes what a sub-agent's run knows of its parent's call.
+func (l *loop) adoptParent(p *agentapi.ParentCall) {
+	if p == nil {
+		return
+	}
+	c := *p
+	l.parent = &c
+	for _, t := range c.Allowed {
+		l.allowed[t] = true
+	}
+}
+
+// allowedTools are the tools a person allowed "always" here, sorted.
+func (l *loop) allowedTools() []string {
+	return slices.Sorted(maps.Keys(l.allowed))
 }
 
 // adoptRefs copies blobs of another scope into this run's (AdoptContent).

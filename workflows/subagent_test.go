@@ -127,17 +127,21 @@ func TestSubAgentsFanOutInOneBatch(t *testing.T) {
 	require.Equal(t, own.Input+childUsage.Input, res.Usage.Input)
 	require.Equal(t, own.Output+childUsage.Output, res.Usage.Output)
 
+	// An ordinary parallel batch to pi: starts in call order, then each
+	// child's progress (its first turn, a partial result), then the ends.
 	var kinds []string
 	for _, e := range h.events(run) {
 		if strings.HasPrefix(string(e.Type), "tool_execution") {
 			kinds = append(kinds, string(e.Type)+" "+e.ToolCallID)
 		}
+		if e.Type == agent.EventToolExecutionUpdate {
+			require.Equal(t, "[helper] turn 1\n⚙ meet", agent.TextOf(e.PartialResult.Content))
+		}
 	}
-	require.Len(t, kinds, 6)
+	require.Len(t, kinds, 9)
 	require.Equal(t, []string{"tool_execution_start t1", "tool_execution_start t2", "tool_execution_start t3"}, kinds[:3])
-	for _, k := range kinds[3:] {
-		require.True(t, strings.HasPrefix(k, "tool_execution_end"), kinds)
-	}
+	require.ElementsMatch(t, []string{"tool_execution_update t1", "tool_execution_update t2", "tool_execution_update t3"}, kinds[3:6])
+	require.ElementsMatch(t, []string{"tool_execution_end t1", "tool_execution_end t2", "tool_execution_end t3"}, kinds[6:])
 
 	// The model saw the task tool, its profiles listed, and the child at
 	// the depth limit was not offered it.

@@ -55,6 +55,7 @@ func (l *loop) modelTurn(ctx workflow.Context, overBudget string) agent.Message 
 	l.emit(agent.Event{Type: agent.EventMessageEnd, Message: &msg})
 	l.push(msg)
 	l.lastAssistant = msg
+	l.reportTurn(ctx, msg)
 	return msg
 }
 
