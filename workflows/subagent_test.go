@@ -15,8 +15,11 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentworker"
+	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/tools"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // taskCall is a call of the sub-agent tool.
@@ -271,4 +274,162 @@ func TestSubAgentAbortReachesDescendants(t *testing.T) {
 	}
 	require.True(t, m.IsError)
 	require.True(t, strings.HasPrefix(m.Content[0].Text, "Sub-agent deep ended with stopReason aborted"), m.Content[0].Text)
+}
+
+// TestSubAgentApprovalsThroughTheParent: two sub-agents' calls that need a
+// person wait on the parent's watchers, naming the sub-agent; an approval
+// sent to the parent without saying which sub-agent is refused as
+// ambiguous; "always" given to the parent for one lets both through.
+func TestSubAgentApprovalsThroughTheParent(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{
+		answer(taskCall("t1", "helper", "one"), taskCall("t2", "helper", "two")),
+		answer(text("both done")),
+	}, okTool("risky"))
+	h.scripted.Add("child", childScript("risky"))
+	in := h.subAgentInput("go", nil, agent.SubAgent{Name: "helper", Description: "risks",
+		Model: &agent.ModelRef{Provider: "test", ID: "child"}, Tools: []string{"risky"}})
+	in.Approval = &agent.ApprovalPolicy{Tools: []string{"risky"}}
+	run := h.start(in)
+	st := h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 2 })
+	var children []string
+	for _, p := range st.PendingApprovals {
+		require.Equal(t, "c1", p.ToolCallID)
+		require.Equal(t, "risky", p.ToolName)
+		require.NotNil(t, p.SubAgent)
+		require.Equal(t, "helper", p.SubAgent.Agent)
+		children = append(children, p.SubAgent.WorkflowID)
+	}
+	require.ElementsMatch(t, []string{run.GetID() + "/task-1-1-t1", run.GetID() + "/task-1-2-t2"}, children)
+
+	approve := func(r agentapi.ApproveRequest) error {
+		h, err := h.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(),
+			UpdateName: agentapi.UpdateApprove, Args: []any{r}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			return err
+		}
+		return h.Get(context.Background(), nil)
+	}
+	err := approve(agentapi.ApproveRequest{ToolCallID: "c1", Decision: agent.ApprovalAllow})
+	require.ErrorContains(t, err, "say which with workflowId")
+	require.NoError(t, approve(agentapi.ApproveRequest{ToolCallID: "c1", WorkflowID: children[0], Decision: agent.ApprovalAlways}))
+
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	for _, m := range res.Messages[len(res.Messages)-3 : len(res.Messages)-1] {
+		require.False(t, m.IsError, m.Content)
+	}
+	var requests, decisions int
+	for _, e := range h.events(run) {
+		switch e.Type {
+		case agent.EventApprovalRequest:
+			requests++
+			require.Equal(t, "helper", e.Approval.SubAgent.Agent)
+		case agent.EventApprovalDecision:
+			decisions++
+			require.Equal(t, agent.ApprovalAlways, e.Approval.Decision)
+		}
+	}
+	require.Equal(t, 2, requests)
+	require.Equal(t, 2, decisions)
+}
+
+// TestSubAgentsSpendingStopsAtTheParentsBudget: two children, each within
+// what the parent has left, together spend past the parent's token limit
+// while they run: the parent counts their spending as it happens, stops
+// both, and ends with pi-shaped budget events before its next model call.
+func TestSubAgentsSpendingStopsAtTheParentsBudget(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{
+		answer(taskCall("t1", "helper", "one"), taskCall("t2", "helper", "two")),
+		answer(text("unreached")),
+	}, barrier("meet", 3)) // never met: the budget stops them first
+	h.scripted.Add("child", childScript("meet"))
+	in := h.subAgentInput("go", nil, agent.SubAgent{Name: "helper", Description: "reads a lot",
+		SystemPrompt: strings.Repeat("context ", 500), // about 1,000 tokens a turn
+		Model:        &agent.ModelRef{Provider: "test", ID: "child"}, Tools: []string{"meet"}})
+	in.Budget = &agent.Budget{MaxTokens: 1500}
+	run := h.start(in)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonBudget, res.StopReason)
+	require.Contains(t, res.ErrorMessage, "maxTokens 1500")
+	require.GreaterOrEqual(t, res.Usage.TotalTokens, int64(2000))
+	for _, m := range res.Messages {
+		if m.Role == agent.RoleToolResult {
+			require.True(t, m.IsError)
+			require.True(t, strings.HasPrefix(m.Content[0].Text, "Sub-agent helper was stopped: Budget exhausted:"), m.Content[0].Text)
+		}
+	}
+	evs := h.events(run)
+	last := evs[len(evs)-4:]
+	require.Equal(t, agent.EventMessageStart, last[0].Type)
+	require.Equal(t, agent.EventMessageEnd, last[1].Type)
+	require.Equal(t, agent.StopReasonBudget, last[1].Message.StopReason)
+	require.Equal(t, agent.EventTurnEnd, last[2].Type)
+	require.Equal(t, agent.EventAgentEnd, last[3].Type)
+	require.Equal(t, int32(3), h.modelCalls.Load(), "the parent made one model call, each child one")
+}
+
+// TestSubAgentsOutliveTheirParentsWorker: the parent's worker stops while
+// its three children run on a task queue of their own; they finish while
+// the parent has no worker; a new worker (an empty cache: it replays the
+// parent from history) gets each child's result once, and the parent then
+// continues as new with them. No child is started twice.
+func TestSubAgentsOutliveTheirParentsWorker(t *testing.T) {
+	g := newGate()
+	started := make(chan struct{}, 3)
+	h := newHarness(t, []llm.ScriptedResponse{
+		answer(taskCall("t1", "helper", "one"), taskCall("t2", "helper", "two"), taskCall("t3", "helper", "three")),
+		answer(text("all answered")),
+	}, tool("meet", func(ctx context.Context, c tools.Call) (agent.ToolResult, error) {
+		started <- struct{}{}
+		return g.tool("meet").Fn(ctx, c)
+	}))
+	h.scripted.Add("child", childScript("meet"))
+	childQueue := h.queue + "-children"
+	opts := workflows.WorkerOptions()
+	w, err := agentworker.New(agentworker.Options{Client: h.c, TaskQueue: childQueue, WorkerOptions: &opts, Activities: h.acts})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	in := h.subAgentInput("go", nil, agent.SubAgent{Name: "helper", Description: "helps", TaskQueue: childQueue,
+		Model: &agent.ModelRef{Provider: "test", ID: "child"}, Tools: []string{"meet"}})
+	in.ToolTaskQueue = childQueue // the children's tools run beside them
+	in.ContinueAsNewAfterTurns = 1
+	run := h.start(in)
+	for range 3 {
+		<-started
+	}
+	h.stopWorker()
+	close(g.release)
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("%s/task-1-%d-t%d", run.GetID(), i, i)
+		require.Eventually(t, func() bool {
+			d, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
+			return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+		}, settleTimeout, 20*time.Millisecond, "%s did not finish while its parent had no worker", id)
+	}
+	h.startWorker()
+
+	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	var answers []string
+	for _, e := range testenv.Events(t, h.c, h.c.GetWorkflow(context.Background(), run.GetID(), "")) {
+		if e.Type == agent.EventToolExecutionEnd {
+			answers = append(answers, e.ToolCallID+" "+agent.TextOf(e.Result.Content))
+		}
+	}
+	require.ElementsMatch(t, []string{"t1 done: one", "t2 done: two", "t3 done: three"}, answers)
+
+	hist, err := testenv.History(context.Background(), h.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	starts := 0
+	for _, e := range hist.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED {
+			starts++
+		}
+	}
+	require.Equal(t, 3, starts)
+	d, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+	require.NoError(t, err)
+	require.NotEqual(t, run.GetRunID(), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the parent continued as new")
 }
