@@ -44,6 +44,12 @@ type Result struct {
 // tools, hooks and scripted model, and returns the normalized trace read
 // back with QueryEvents.
 func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
+	return RunWith(ctx, c, s, Input(s), ModelRegistry(s), ToolRegistry(s))
+}
+
+// RunWith is Run with the input, models and tools given: a scenario whose
+// tool stands for something the workflow does itself (a sub-agent).
+func RunWith(ctx context.Context, c client.Client, s Scenario, in agentapi.AgentLoopInput, models *llm.Registry, ts *tools.Registry) (Result, error) {
 	suffix := randomSuffix()
 	taskQueue := "conformance-" + suffix
 	st, err := Store()
@@ -53,7 +59,7 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = abortLatency
 	w, err := agentworker.New(agentworker.Options{Client: c, Store: st, TaskQueue: taskQueue, WorkerOptions: &opts,
-		Models: ModelRegistry(s), Tools: ToolRegistry(s), Hooks: HookRegistry(s), HeartbeatInterval: abortLatency})
+		Models: models, Tools: ts, Hooks: HookRegistry(s), HeartbeatInterval: abortLatency})
 	if err != nil {
 		return Result{}, err
 	}
@@ -65,7 +71,7 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        "conformance-" + s.Name + "-" + suffix,
 		TaskQueue: taskQueue,
-	}, agentapi.AgentLoopWorkflow, Input(s))
+	}, agentapi.AgentLoopWorkflow, in)
 	if err != nil {
 		return Result{}, fmt.Errorf("start workflow: %w", err)
 	}
