@@ -58,6 +58,7 @@ func TestRecordHistories(t *testing.T) {
 		"drop-foreign-signal":           recordDropForeignSignal,
 		"workspace-missing":             recordWorkspaceMissing,
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
+		"subagent-parent":               recordSubAgents,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

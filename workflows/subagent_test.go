@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -432,4 +433,28 @@ func TestSubAgentsOutliveTheirParentsWorker(t *testing.T) {
 	d, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
 	require.NotEqual(t, run.GetRunID(), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the parent continued as new")
+}
+
+// recordSubAgents records a parent fanning out two sub-agents beside a
+// tool, the first sub-agent's call approved "always" through the parent
+// (the second's then goes through), and the first child's own history as
+// subagent-child.<n>.json.
+func recordSubAgents(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{
+		answer(text("Two helpers and a check."), taskCall("t1", "helper", "one"), call("q1", "quick"), taskCall("t2", "helper", "two")),
+		answer(text("All answered.")),
+	}, okTool("risky"), okTool("quick"))
+	h.scripted.Add("child", childScript("risky"))
+	in := h.subAgentInput("go", nil, agent.SubAgent{Name: "helper", Description: "risks",
+		Model: &agent.ModelRef{Provider: "test", ID: "child"}, Tools: []string{"risky"}})
+	in.Tools = []string{"quick"}
+	in.Approval = &agent.ApprovalPolicy{Tools: []string{"risky"}}
+	run := h.start(in)
+	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 2 })
+	child := run.GetID() + "/task-1-1-t1"
+	h.updateOnce(run.GetID(), "approve-1", agentapi.UpdateApprove,
+		agentapi.ApproveRequest{ToolCallID: "c1", WorkflowID: child, Decision: agent.ApprovalAlways}, nil)
+	require.Equal(t, agent.StopReasonStop, h.result(run).StopReason)
+	saveChain(t, h.c, child, filepath.Join("..", "testdata", "histories"), "subagent-child")
+	return h.c, run.GetID()
 }
