@@ -59,6 +59,7 @@ func TestRecordHistories(t *testing.T) {
 		"workspace-missing":             recordWorkspaceMissing,
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
 		"subagent-parent":               recordSubAgents,
+		"subagent-abort":                recordSubAgentAbort,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

@@ -217,6 +217,9 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 		return errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", name, id, childFailure(err)), details)
 	}
 	l.countChildUsage(c, res.Usage)
+	if l.parent != nil {
+		l.reportUsage()
+	}
 	details.StopReason, details.Turns, details.Usage = res.StopReason, res.Turns, &res.Usage
 	final := finalAnswer(res)
 	if refs := foreignRefs(workflow.GetInfo(ctx).WorkflowExecution.ID, []agent.Message{final}); len(refs) > 0 {

@@ -75,8 +75,14 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 	if m.Progress != nil {
 		l.toolUpdate(agentapi.ToolUpdate{ToolCallID: c.key.id, Position: c.key.pos,
 			Results: []agent.ToolResult{*m.Progress}, Offsets: []time.Duration{m.Offset}})
-		if l.parent != nil {
+	}
+	if l.parent != nil && (m.Progress != nil || m.Usage != nil) {
+		// Up to this run's parent: the progress indented, the spending
+		// as this run's own.
+		if m.Progress != nil {
 			l.reportProgress(ctx, indent(*m.Progress))
+		} else {
+			l.reportUsage()
 		}
 	}
 	if m.Approval != nil {
@@ -89,10 +95,12 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 func (l *loop) countChildUsage(c *childCall, total agent.Usage) {
 	l.usage = l.usage.Add(usageSince(total, c.counted))
 	c.counted = total
-	if l.parent != nil {
-		u := l.usage
-		l.sendParent(agentapi.SubAgentSignal{Usage: &u})
-	}
+}
+
+// reportUsage tells the parent what this run has spent so far.
+func (l *loop) reportUsage() {
+	u := l.usage
+	l.sendParent(agentapi.SubAgentSignal{Usage: &u})
 }
 
 // usageSince is what u has beyond before, never negative.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -312,6 +313,9 @@ func TestSubAgentApprovalsThroughTheParent(t *testing.T) {
 	}
 	err := approve(agentapi.ApproveRequest{ToolCallID: "c1", Decision: agent.ApprovalAllow})
 	require.ErrorContains(t, err, "say which with workflowId")
+	// A child is steered as any run is, with its own id.
+	_, err = update(t, h.c, h.c.GetWorkflow(context.Background(), children[1], ""), agentapi.UpdateSteer, agent.UserText("also look at the docs", 0))
+	require.NoError(t, err)
 	require.NoError(t, approve(agentapi.ApproveRequest{ToolCallID: "c1", WorkflowID: children[0], Decision: agent.ApprovalAlways}))
 
 	res := h.result(run)
@@ -332,6 +336,10 @@ func TestSubAgentApprovalsThroughTheParent(t *testing.T) {
 	}
 	require.Equal(t, 2, requests)
 	require.Equal(t, 2, decisions)
+	steered := testenv.Result(t, h.c.GetWorkflow(context.Background(), children[1], ""), time.Minute)
+	require.True(t, slices.ContainsFunc(steered.Messages, func(m agent.Message) bool {
+		return m.Role == agent.RoleUser && agent.TextOf(m.Content) == "also look at the docs"
+	}), "the steered child took the message")
 }
 
 // TestSubAgentsSpendingStopsAtTheParentsBudget: two children, each within
@@ -456,5 +464,35 @@ func recordSubAgents(t *testing.T) (client.Client, string) {
 		agentapi.ApproveRequest{ToolCallID: "c1", WorkflowID: child, Decision: agent.ApprovalAlways}, nil)
 	require.Equal(t, agent.StopReasonStop, h.result(run).StopReason)
 	saveChain(t, h.c, child, filepath.Join("..", "testdata", "histories"), "subagent-child")
+	return h.c, run.GetID()
+}
+
+// recordSubAgentAbort records a parent, its child and grandchild (depth
+// 2), the parent aborted while the grandchild's tool runs; the child's
+// history (itself a parent) as subagent-abort-child.<n>.json.
+func recordSubAgentAbort(t *testing.T) (client.Client, string) {
+	running := make(chan struct{}, 1)
+	h := recording(t, []llm.ScriptedResponse{
+		answer(taskCall("t1", "deep", "delegate:dig")),
+		answer(text("unreached")),
+	}, tool("hold", func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
+		running <- struct{}{}
+		<-ctx.Done()
+		return agent.ToolResult{}, ctx.Err()
+	}))
+	h.scripted.Add("deep", llm.Script{Reply: func(req llm.Request) llm.ScriptedResponse {
+		prompt := req.Messages[0].Content[0].Text
+		if strings.HasPrefix(prompt, "delegate:") {
+			return answer(taskCall("d1", "deep", strings.TrimPrefix(prompt, "delegate:")))
+		}
+		return answer(agent.ToolCall("h1", "hold", map[string]any{}))
+	}})
+	in := h.subAgentInput("dig deep", &agent.SubAgentLimits{MaxDepth: 2}, agent.SubAgent{
+		Name: "deep", Description: "digs", Model: &agent.ModelRef{Provider: "test", ID: "deep"}, Tools: []string{"hold"}})
+	run := h.start(in)
+	<-running
+	h.updateOnce(run.GetID(), "abort-1", agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "enough"}, nil)
+	require.Equal(t, agent.StopReasonAborted, h.result(run).StopReason)
+	saveChain(t, h.c, run.GetID()+"/task-1-1-t1", filepath.Join("..", "testdata", "histories"), "subagent-abort-child")
 	return h.c, run.GetID()
 }
