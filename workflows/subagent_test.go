@@ -117,9 +117,9 @@ func TestSubAgentsFanOutInOneBatch(t *testing.T) {
 		require.Positive(t, d.Usage.Input)
 		childUsage = childUsage.Add(*d.Usage)
 
-		desc, err := h.c.DescribeWorkflowExecution(context.Background(), d.WorkflowID, d.RunID)
+		desc, err := h.c.DescribeWorkflow(context.Background(), d.WorkflowID, d.RunID)
 		require.NoError(t, err)
-		info := desc.GetWorkflowExecutionInfo()
+		info := desc.RawResponse.GetWorkflowExecutionInfo()
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, info.GetStatus())
 		require.Equal(t, run.GetID(), info.GetParentExecution().GetWorkflowId())
 	}
@@ -259,12 +259,12 @@ func TestSubAgentAbortReachesDescendants(t *testing.T) {
 	require.Less(t, (<-cancelled).Sub(sent), time.Second, "the grandchild's tool learned of the abort too late")
 	for _, id := range []string{grandchild, child} {
 		require.Eventually(t, func() bool {
-			d, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
-			return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+			d, err := h.c.DescribeWorkflow(context.Background(), id, "")
+			return err == nil && d.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 		}, time.Second, 10*time.Millisecond, "%s still runs a second after the abort", id)
-		d, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
+		d, err := h.c.DescribeWorkflow(context.Background(), id, "")
 		require.NoError(t, err)
-		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, d.GetWorkflowExecutionInfo().GetStatus(), id)
+		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, d.RawResponse.GetWorkflowExecutionInfo().GetStatus(), id)
 	}
 	res := h.result(run)
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
@@ -413,8 +413,8 @@ func TestSubAgentsOutliveTheirParentsWorker(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		id := fmt.Sprintf("%s/task-1-%d-t%d", run.GetID(), i, i)
 		require.Eventually(t, func() bool {
-			d, err := h.c.DescribeWorkflowExecution(context.Background(), id, "")
-			return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+			d, err := h.c.DescribeWorkflow(context.Background(), id, "")
+			return err == nil && d.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
 		}, settleTimeout, 20*time.Millisecond, "%s did not finish while its parent had no worker", id)
 	}
 	h.startWorker()
@@ -438,9 +438,9 @@ func TestSubAgentsOutliveTheirParentsWorker(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, starts)
-	d, err := h.c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+	d, err := h.c.DescribeWorkflow(context.Background(), run.GetID(), "")
 	require.NoError(t, err)
-	require.NotEqual(t, run.GetRunID(), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the parent continued as new")
+	require.NotEqual(t, run.GetRunID(), d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the parent continued as new")
 }
 
 // recordSubAgents records a parent fanning out two sub-agents beside a
