@@ -496,3 +496,37 @@ func recordSubAgentAbort(t *testing.T) (client.Client, string) {
 	saveChain(t, h.c, run.GetID()+"/task-1-1-t1", filepath.Join("..", "testdata", "histories"), "subagent-abort-child")
 	return h.c, run.GetID()
 }
+
+// TestSubAgentsSequential: in a sequential batch each task call's child
+// ends, result message included, before the next call starts its own.
+func TestSubAgentsSequential(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{
+		answer(taskCall("t1", "helper", "first"), taskCall("t2", "helper", "second")),
+		answer(text("in order")),
+	}, okTool("meet"))
+	h.scripted.Add("child", childScript("meet"))
+	in := h.subAgentInput("go", nil)
+	in.ToolExecution = agent.ExecutionSequential
+	run := h.start(in)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	var order []string
+	for _, e := range h.events(run) {
+		switch {
+		case e.Type == agent.EventToolExecutionStart, e.Type == agent.EventToolExecutionEnd:
+			order = append(order, string(e.Type)+" "+e.ToolCallID)
+		case e.Type == agent.EventMessageEnd && e.Message.Role == agent.RoleToolResult:
+			order = append(order, "result "+e.Message.ToolCallID+" "+agent.TextOf(e.Message.Content))
+		}
+	}
+	require.Equal(t, []string{
+		"tool_execution_start t1", "tool_execution_end t1", "result t1 done: first",
+		"tool_execution_start t2", "tool_execution_end t2", "result t2 done: second",
+	}, order)
+	first, err := h.c.DescribeWorkflow(context.Background(), run.GetID()+"/task-1-1-t1", "")
+	require.NoError(t, err)
+	second, err := h.c.DescribeWorkflow(context.Background(), run.GetID()+"/task-1-2-t2", "")
+	require.NoError(t, err)
+	require.False(t, second.RawResponse.GetWorkflowExecutionInfo().GetStartTime().AsTime().Before(
+		first.RawResponse.GetWorkflowExecutionInfo().GetCloseTime().AsTime()), "the second child started before the first ended")
+}
