@@ -50,7 +50,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	req := llm.Request{
 		SystemPrompt: tc.t.SystemPrompt,
 		Messages:     tc.resolved,
-		Tools:        append(a.modelTools(in.Tools), remoteModelTools(in.RemoteTools)...),
+		Tools:        append(append(a.modelTools(in.Tools), remoteModelTools(in.RemoteTools)...), definedTools(in.Defined)...),
 		Options:      in.Options,
 	}
 
@@ -201,6 +201,15 @@ func remoteModelTools(ts []ToolSchema) []llm.Tool {
 			params = []byte(`{"type":"object","properties":{}}`)
 		}
 		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return out
+}
+
+// definedTools describes the tools the run defines itself.
+func definedTools(specs []agent.ToolSpec) []llm.Tool {
+	out := make([]llm.Tool, 0, len(specs))
+	for _, s := range specs {
+		out = append(out, llm.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}
 	return out
 }

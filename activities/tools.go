@@ -24,10 +24,14 @@ const ErrToolExecution = "ToolFault"
 // Every failure is an immediate error result, never an activity error,
 // except this worker lacking the tool or a hook (ConfigDrift).
 func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (PrepareOutput, error) {
-	// A remote tool is in no registry: the run gives its schema, and it
-	// has no prepareArguments.
+	// A remote tool and the sub-agent tool are in no registry: the run
+	// gives their schemas, and they have no prepareArguments.
 	schema, preparer := in.Parameters, tools.ArgumentPreparer(nil)
-	if !in.Remote {
+	switch {
+	case in.Defined != nil:
+		// The sub-agent tool: the workflow executes it.
+		schema = in.Defined.Parameters
+	case !in.Remote:
 		tool, ok := a.Tools.Get(in.ToolCall.Name)
 		if !ok {
 			// The workflow answers a call of a tool the run does not have

@@ -133,8 +133,11 @@ type ModelTurnInput struct {
 	// RemoteTools describe the run's remote tools to the model, after
 	// Tools.
 	RemoteTools []ToolSchema `json:"remoteTools,omitempty"`
-	Context     ContextRef   `json:"context"`
-	Turn        int          `json:"turn"`
+	// Defined are tools the run defines itself (the sub-agent tool),
+	// described to the model after those.
+	Defined []agent.ToolSpec `json:"defined,omitempty"`
+	Context ContextRef       `json:"context"`
+	Turn    int              `json:"turn"`
 }
 
 // ToolSchema is how the model sees a tool: its name, description and
@@ -160,6 +163,9 @@ type ModelTurnOutput struct {
 type PrepareInput struct {
 	ToolCall       agent.Content `json:"toolCall"`
 	BeforeToolCall []string      `json:"beforeToolCall,omitempty"`
+	// Defined is the definition of a tool the run defines itself (the
+	// sub-agent tool), which the worker's registry does not hold.
+	Defined *agent.ToolSpec `json:"defined,omitempty"`
 	// Aborted is set when the run was aborted before the call: hooks see a
 	// cancelled context, as pi's hooks see an aborted signal.
 	Aborted bool `json:"aborted,omitempty"`

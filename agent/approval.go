@@ -51,6 +51,9 @@ type ApprovalInfo struct {
 	// when another call of the message has the same id: an approval of such
 	// a call while both wait must name it (not a pi field).
 	Position int `json:"position,omitempty"`
+	// SubAgent names the sub-agent whose call it is, when a run's watchers
+	// see a call of one of its sub-agents (not a pi field).
+	SubAgent *SubAgentRef `json:"subAgent,omitempty"`
 }
 
 // Approval event types.

@@ -102,6 +102,13 @@ type LoopConfig struct {
 	// a provider that is down or rate-limited before the turn ends with
 	// the provider's error.
 	ModelRetryTimeout string `json:"modelRetryTimeout,omitempty"`
+	// SubAgents are the profiles the model may delegate to through the
+	// task tool (SubAgentTool); each call runs a child AgentLoop.
+	SubAgents      []SubAgent      `json:"subAgents,omitempty"`
+	SubAgentLimits *SubAgentLimits `json:"subAgentLimits,omitempty"`
+	// SubAgentDepth is how deep below the top run this run is: 0 for a
+	// run people start, set by a parent for its children.
+	SubAgentDepth int `json:"subAgentDepth,omitempty"`
 }
 
 // CompactionConfig is pi-coding-agent's compaction settings: compact when
@@ -263,6 +270,7 @@ func (c *LoopConfig) Normalize() error {
 	if err := CheckRemoteTools(c.RemoteTools, c.Tools, BuiltinToolNames); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.checkSubAgents()...)
 	seen := map[string]bool{}
 	for _, t := range c.Tools {
 		if t == "" {

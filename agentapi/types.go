@@ -35,6 +35,8 @@ type AgentLoopInput struct {
 	// Carry is what a run hands over to its next workflow run when it
 	// continues as new; people leave it out.
 	Carry *Carry `json:"carry,omitempty"`
+	// Parent is set by a parent run for the sub-agent run it starts.
+	Parent *ParentCall `json:"parent,omitempty"`
 
 	// decodeErr is why the input's JSON could not be decoded
 	// (UnmarshalJSON, in decode.go); unknownField is a field of the JSON the
@@ -212,6 +214,11 @@ type ApproveRequest struct {
 	Position int    `json:"position,omitempty"`
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
+	// WorkflowID names the sub-agent whose call this answers, when a
+	// sub-agent's call waits on the parent's watchers
+	// (PendingApproval.SubAgent); needed only when the id alone is
+	// ambiguous.
+	WorkflowID string `json:"workflowId,omitempty"`
 
 	unknown string // a field the JSON had and this type lacks (fields.go)
 }
@@ -331,6 +338,9 @@ type PendingApproval struct {
 	// when another call of the message has the same ToolCallID: an approval
 	// of such a call while both wait must name it.
 	Position int `json:"position,omitempty"`
+	// SubAgent names the sub-agent whose call this is, when it is not the
+	// run's own; approve it with its WorkflowID.
+	SubAgent *agent.SubAgentRef `json:"subAgent,omitempty"`
 }
 
 // BudgetState is the budget part of QueryState: the limits (nil: none),

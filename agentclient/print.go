@@ -75,6 +75,10 @@ func (p *Printer) Print(e agent.Event) {
 	case agent.EventToolExecutionStart:
 		fmt.Fprintf(p.W, "%4d   ⚙ %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(CallArgs(e.ToolName, e.Args)))
 	case agent.EventToolExecutionUpdate:
+		if e.ToolName == agent.SubAgentTool {
+			p.subAgentProgress(e)
+			break
+		}
 		p.W = w // the tail knows what it drew
 		p.tail(e.ToolCallID, e.ToolName, p.partials[e.ToolCallID])
 	case agent.EventToolExecutionEnd:
@@ -91,9 +95,9 @@ func (p *Printer) Print(e agent.Event) {
 		fmt.Fprintf(p.W, "%4d   %s %s %s %s\n", e.Seq, mark, e.ToolName, e.ToolCallID, p.cut(text))
 	case agent.EventApprovalRequest:
 		args, _ := json.Marshal(e.Args)
-		fmt.Fprintf(p.W, "%4d   ? %s %s %s waits for approval: %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(string(args)), e.Approval.Reason)
+		fmt.Fprintf(p.W, "%4d   ? %s %s %s waits for approval%s: %s\n", e.Seq, e.ToolName, e.ToolCallID, p.cut(string(args)), subAgentNote(e.Approval), e.Approval.Reason)
 	case agent.EventApprovalDecision:
-		fmt.Fprintf(p.W, "%4d   ! %s %s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, e.Approval.Decision, e.Approval.Reason)
+		fmt.Fprintf(p.W, "%4d   ! %s %s%s %s %s\n", e.Seq, e.ToolName, e.ToolCallID, subAgentNote(e.Approval), e.Approval.Decision, e.Approval.Reason)
 	case agent.EventAgentEnd:
 		fmt.Fprintf(p.W, "%4d ■ agent end (%d new messages)\n", e.Seq, len(e.Messages))
 	case agent.EventCompactionStart:

@@ -44,6 +44,12 @@ type Result struct {
 // tools, hooks and scripted model, and returns the normalized trace read
 // back with QueryEvents.
 func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
+	return RunWith(ctx, c, s, Input(s), ModelRegistry(s), ToolRegistry(s))
+}
+
+// RunWith is Run with the input, models and tools given: a scenario whose
+// tool stands for something the workflow does itself (a sub-agent).
+func RunWith(ctx context.Context, c client.Client, s Scenario, in agentapi.AgentLoopInput, models *llm.Registry, ts *tools.Registry) (Result, error) {
 	suffix := randomSuffix()
 	taskQueue := "conformance-" + suffix
 	st, err := Store()
@@ -53,7 +59,7 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = abortLatency
 	w, err := agentworker.New(agentworker.Options{Client: c, Store: st, TaskQueue: taskQueue, WorkerOptions: &opts,
-		Models: ModelRegistry(s), Tools: ToolRegistry(s), Hooks: HookRegistry(s), HeartbeatInterval: abortLatency})
+		Models: models, Tools: ts, Hooks: HookRegistry(s), HeartbeatInterval: abortLatency})
 	if err != nil {
 		return Result{}, err
 	}
@@ -61,7 +67,6 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 		return Result{}, fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
-	in := Input(s)
 	if len(in.RemoteTools) > 0 {
 		queue := taskQueue + "-remote"
 		in.RemoteTools = remoteTools(s, queue)

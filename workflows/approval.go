@@ -53,6 +53,7 @@ func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, key cal
 	l.approvals[key] = a
 	l.approvalOrder = append(l.approvalOrder, key)
 	l.emit(agent.Event{Type: agent.EventApprovalRequest, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, RawArgs: call.RawArguments, Approval: info})
+	l.reportApproval(call, info.Position, reason, info.Deadline, "")
 }
 
 // awaitApprovals waits until every named call is decided: by a person, by
@@ -101,6 +102,7 @@ func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 		a := l.approvals[k]
 		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: k.id, ToolName: a.call.Name,
 			Approval: &agent.ApprovalInfo{Decision: a.decision, Reason: a.message, Position: a.position(k)}})
+		l.reportApproval(a.call, a.position(k), "", 0, a.decision)
 	}
 	l.setStatus(ctx, agentapi.StatusRunning)
 }
@@ -129,6 +131,10 @@ func (l *loop) takeApproval(key callKey) (denied bool, result agent.ToolResult) 
 
 // decide applies a person's decision; the validator has checked it.
 func (l *loop) decide(r agentapi.ApproveRequest) {
+	if ca, _ := l.childApprovalFor(r); ca != nil {
+		l.forwardApproval(ca.SubAgentApproval, r)
+		return
+	}
 	a := l.approvals[l.approvalFor(r)]
 	a.decision, a.message = r.Decision, r.Reason
 	if r.Decision == agent.ApprovalAlways {
@@ -151,6 +157,9 @@ func (l *loop) checkApproval(r agentapi.ApproveRequest) error {
 	}
 	if len(r.Reason) > maxReasonBytes {
 		return fmt.Errorf("reason is %d bytes; the limit is %d", len(r.Reason), maxReasonBytes)
+	}
+	if ca, err := l.childApprovalFor(r); ca != nil || err != nil {
+		return err
 	}
 	if len(l.approvalOrder) == 0 {
 		return errors.New("no tool call is waiting for approval")
@@ -247,5 +256,5 @@ func (l *loop) pendingApprovals() []agentapi.PendingApproval {
 		}
 		out = append(out, p)
 	}
-	return out
+	return append(out, l.childPendingApprovals()...)
 }

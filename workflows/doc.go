@@ -31,6 +31,8 @@
 //	updates.go           idempotent Updates: a repeated Update ID answers again
 //	approval.go          human approval of tool calls (not in pi: an Update)
 //	budget.go            cost, token, turn and tool-call budgets (not in pi)
+//	subagent.go          sub-agents: the task tool's call runs a child AgentLoop
+//	subagent_signals.go  a child's usage, progress and approvals sent to its parent
 //	compact.go           context compaction (pi-coding-agent's, durable)
 //	carry.go             continue-as-new: what a run carries into the next
 //	lost.go              a tool call whose worker was lost: the journal lookup

@@ -13,7 +13,7 @@ import (
 )
 
 type signalChannels struct {
-	steer, followUp, abort, approve, prompt, toolUpdate, toolQueue workflow.ReceiveChannel
+	steer, followUp, abort, approve, prompt, toolUpdate, toolQueue, subAgent workflow.ReceiveChannel
 }
 
 // registerHandlers installs the Updates, Signals and Queries before the run
@@ -27,6 +27,7 @@ func (l *loop) registerHandlers(ctx workflow.Context) error {
 		prompt:     workflow.GetSignalChannel(ctx, agentapi.SignalPrompt),
 		toolUpdate: workflow.GetSignalChannel(ctx, agentapi.SignalToolUpdate),
 		toolQueue:  workflow.GetSignalChannel(ctx, agentapi.SignalToolQueue),
+		subAgent:   workflow.GetSignalChannel(ctx, agentapi.SignalSubAgent),
 	}
 	queueUpdate := func(q *queue) (func(workflow.Context, messageArg) (agentapi.QueueStatus, error), func(workflow.Context, messageArg) error) {
 		validate := func(ctx workflow.Context, arg messageArg) error {
@@ -187,6 +188,12 @@ func (l *loop) addSignalCases(s workflow.Selector) {
 		var u agentapi.ToolUpdate
 		if c.ReceiveAsync(&u) {
 			l.toolUpdate(u)
+		}
+	})
+	s.AddReceive(l.signals.subAgent, func(c workflow.ReceiveChannel, _ bool) {
+		var m agentapi.SubAgentSignal
+		if c.ReceiveAsync(&m) {
+			l.subAgentSignal(l.baseCtx, m)
 		}
 	})
 	s.AddReceive(l.signals.steer, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.steering) })

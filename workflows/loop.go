@@ -27,6 +27,7 @@ func AgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.Agent
 	l.followUps.items = in.FollowUps
 	l.restore(in.Carry)
 	l.continueAfterTurns = in.ContinueAsNewAfterTurns
+	l.adoptParent(in.Parent)
 	if err := l.registerHandlers(ctx); err != nil {
 		return agentapi.AgentLoopResult{}, err
 	}
@@ -78,6 +79,7 @@ func (l *loop) continueAsNew(ctx workflow.Context, in agentapi.AgentLoopInput, p
 		LoopConfig:              l.cfg,
 		ContinueAsNewAfterTurns: in.ContinueAsNewAfterTurns,
 		Carry:                   l.carry(paused),
+		Parent:                  l.parent,
 	}
 	l.status = agentapi.StatusContinued
 	return agentapi.AgentLoopResult{}, workflow.NewContinueAsNewError(ctx, agentapi.AgentLoopWorkflow, next)

@@ -58,6 +58,8 @@ func TestRecordHistories(t *testing.T) {
 		"drop-foreign-signal":           recordDropForeignSignal,
 		"workspace-missing":             recordWorkspaceMissing,
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
+		"subagent-parent":               recordSubAgents,
+		"subagent-abort":                recordSubAgentAbort,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			workflows.RegisterWorkflows(r)
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(testenv.Quiet(), f))
+			require.NoError(t, replayFile(t, r, f))
 		})
 	}
 	t.Logf("replayed %d histories: %v", len(files), byType)
@@ -97,7 +98,7 @@ func TestReplayCatchesNondeterministicChange(t *testing.T) {
 
 func requireNondeterministic(t *testing.T, r worker.WorkflowReplayer, f string) {
 	t.Helper()
-	err := r.ReplayWorkflowHistoryFromJSONFile(testenv.Quiet(), f)
+	err := replayFile(t, r, f)
 	require.Error(t, err, filepath.Base(f))
 	// TMPRL1100 is the SDK's code for a nondeterminism error.
 	require.Contains(t, err.Error(), "TMPRL1100", filepath.Base(f))
@@ -131,6 +132,32 @@ func (s *sleepOutbound) ExecuteActivity(ctx workflow.Context, activityType strin
 	}
 	return s.Next.ExecuteActivity(ctx, activityType, args...)
 }
+
+// replayFile replays a recorded history as the workflow that recorded it.
+// The replayer's default workflow id is "ReplayId", and a sub-agent's
+// child workflow id begins with its parent's (workflows/subagent.go): the
+// SDK matches child workflow commands by id, so a parent's history replays
+// under its own id, which its first child's id gives.
+func replayFile(t *testing.T, r worker.WorkflowReplayer, path string) error {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err, path)
+	var opts worker.ReplayWorkflowHistoryOptions
+	for _, e := range h.GetEvents() {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+			if m := childID.FindStringSubmatch(a.GetWorkflowId()); m != nil {
+				opts.OriginalExecution = workflow.Execution{ID: m[1]}
+				break
+			}
+		}
+	}
+	return r.ReplayWorkflowHistoryWithOptions(testenv.Quiet(), h, opts)
+}
+
+var childID = regexp.MustCompile(`^(.*)/task-\d+-\d+-`)
 
 func histories(t *testing.T) []string {
 	t.Helper()

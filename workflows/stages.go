@@ -31,11 +31,19 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(agent.BudgetErrorMessage(why))}
 	}
-	if _, ok := l.tools[call.Name]; !ok {
+	sub := l.subAgentCall(call.Name)
+	if _, ok := l.tools[call.Name]; !ok && !sub {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
 	}
 	in := l.prepareInput(call)
+	if sub {
+		if why := l.fanOutRefusal(call); why != "" {
+			return activities.PrepareOutput{Immediate: true, IsError: true, Result: agent.ErrorResult(why)}
+		}
+		spec := l.cfg.SubAgentToolSpec()
+		in.Defined = &spec
+	}
 	f := workflow.ExecuteLocalActivity(l.localCtx(ctx), a.PrepareToolCall, in)
 	l.wait(ctx, f)
 	if g, ok := l.elsewhere(ctx, f.Get(ctx, nil), a.PrepareToolCall, in); ok {
@@ -54,6 +62,9 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 func (l *loop) startExecute(call agent.Content, pos int, args map[string]any) workflow.Future {
 	if t, ok := l.remote[call.Name]; ok {
 		return l.startRemote(t, call, pos, args)
+	}
+	if l.subAgentCall(call.Name) {
+		return l.startSubAgent(call, pos, args)
 	}
 	info := l.tools[call.Name]
 	opts := workflow.ActivityOptions{

@@ -114,6 +114,13 @@ type loop struct {
 	updates updateLog
 	// batch is the parallel tool batch in flight, if any.
 	batch *batch
+	// children are the running sub-agents, in start order; childApprovals
+	// their calls waiting for a person; parent is the call this run
+	// answers when it is a sub-agent (subagent_signals.go).
+	children       []*childCall
+	childApprovals []*childApproval
+	parent         *agentapi.ParentCall
+	parentSignals  []workflow.Future
 
 	// approvals are the calls waiting for (or just decided by) a person,
 	// by tool call id, in request order; allowed are the tools a person
@@ -237,6 +244,7 @@ func (l *loop) abort(reason string) {
 func (l *loop) finish(ctx workflow.Context) (agentapi.AgentLoopResult, error) {
 	_ = workflow.Await(l.baseCtx, func() bool { return workflow.AllHandlersFinished(l.baseCtx) })
 	l.drainSignals(l.baseCtx)
+	l.awaitParentSignals()
 	res := agentapi.AgentLoopResult{
 		StopReason:   l.stopReason,
 		ErrorMessage: l.errorMessage,

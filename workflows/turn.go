@@ -55,6 +55,7 @@ func (l *loop) modelTurn(ctx workflow.Context, overBudget string) agent.Message 
 	l.emit(agent.Event{Type: agent.EventMessageEnd, Message: &msg})
 	l.push(msg)
 	l.lastAssistant = msg
+	l.reportTurn(ctx, msg)
 	return msg
 }
 
@@ -83,6 +84,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			// Only runs with remote tools send them: the inputs of
 			// others are as before.
 			RemoteTools: l.remoteSchemas(),
+			Defined:     l.definedTools(),
 			Context:     ref,
 			Turn:        l.turn,
 		})

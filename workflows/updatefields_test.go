@@ -34,7 +34,7 @@ func TestUpdatesRefuseUnknownFields(t *testing.T) {
 		{agentapi.UpdatePrompt, map[string]any{"promt": "hi"}, `unknown field "promt": a prompt has text, images or messages`},
 		{agentapi.UpdateSteer, map[string]any{"role": "user", "content": "x", "contnet": "y"}, `unknown field "contnet": a message has role, content, api,`},
 		{agentapi.UpdateFollowUp, map[string]any{"role": "user", "content": "x", "timestmap": 1}, `unknown field "timestmap": a message has role`},
-		{agentapi.UpdateApprove, map[string]any{"toolCallId": "c1", "decison": "allow"}, `unknown field "decison": an approval has toolCallId, position, decision or reason`},
+		{agentapi.UpdateApprove, map[string]any{"toolCallId": "c1", "decison": "allow"}, `unknown field "decison": an approval has toolCallId, position, decision, reason or workflowId`},
 		{agentapi.UpdateSetBudget, map[string]any{"maxTurn": 3}, `unknown field "maxTurn": a budget has maxCostUSD, maxTokens, maxTurns or maxToolCalls`},
 		{agentapi.UpdateAbort, map[string]any{"reson": "x"}, `unknown field "reson": an abort has reason`},
 		{agentapi.UpdateSetThinkingLevel, map[string]any{"levle": "high"}, `unknown field "levle": a setting has model, level or mode`},

@@ -29,7 +29,7 @@ func (q *approvals) add(p agentapi.PendingApproval) {
 		return
 	}
 	for _, w := range q.waiting {
-		if w.ToolCallID == p.ToolCallID && w.Position == p.Position {
+		if sameCall(w, p) {
 			return
 		}
 	}
@@ -59,8 +59,24 @@ func pendingOf(ev agent.Event) agentapi.PendingApproval {
 	p := agentapi.PendingApproval{ToolCallID: ev.ToolCallID, ToolName: ev.ToolName, Args: ev.Args}
 	if ev.Approval != nil {
 		p.Reason, p.Deadline, p.Position = ev.Approval.Reason, ev.Approval.Deadline, ev.Approval.Position
+		p.SubAgent = ev.Approval.SubAgent
 	}
 	return p
+}
+
+// sameCall says whether two waits are one call: its id, position and, for
+// a sub-agent's call, its workflow.
+func sameCall(a, b agentapi.PendingApproval) bool {
+	return a.ToolCallID == b.ToolCallID && a.Position == b.Position && subAgentID(a) == subAgentID(b)
+}
+
+// subAgentID is the workflow of a sub-agent's waiting call, "" for the
+// run's own.
+func subAgentID(p agentapi.PendingApproval) string {
+	if p.SubAgent == nil {
+		return ""
+	}
+	return p.SubAgent.WorkflowID
 }
 
 // approvalPosition is the position an approval event gives its call (only
@@ -78,9 +94,7 @@ func (e *env) approvalEvent(q *approvals, ev agent.Event) {
 	case agent.EventApprovalRequest:
 		q.add(pendingOf(ev))
 	case agent.EventApprovalDecision:
-		if q.drop(func(p agentapi.PendingApproval) bool {
-			return p.ToolCallID == ev.ToolCallID && p.Position == approvalPosition(ev)
-		}) {
+		if q.drop(func(p agentapi.PendingApproval) bool { return sameCall(p, pendingOf(ev)) }) {
 			fmt.Fprintf(e.out, "\n       (%s %s was decided elsewhere: %s)\n", ev.ToolName, ev.ToolCallID, ev.Approval.Decision)
 		}
 	}
@@ -95,6 +109,9 @@ func (e *env) askNext(q *approvals, workspace string) {
 	q.asking = true
 	color := e.colors.reset != "" // a terminal, and NO_COLOR not set (terminal.go)
 	title := fmt.Sprintf("Allow %s (%s)?", p.ToolName, p.ToolCallID)
+	if p.SubAgent != nil {
+		title = fmt.Sprintf("Allow %s (%s) of sub-agent %s?", p.ToolName, p.ToolCallID, p.SubAgent.Agent)
+	}
 	if color {
 		title = colorBold + title + colorReset
 	}
@@ -106,7 +123,7 @@ func (e *env) askNext(q *approvals, workspace string) {
 // was sent.
 func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line string) bool {
 	p := q.waiting[0]
-	decision := e.answer(ctx, id, p.ToolCallID, p.Position, line)
+	decision := e.answer(ctx, id, agentapi.ApproveRequest{ToolCallID: p.ToolCallID, Position: p.Position, WorkflowID: subAgentID(p)}, line)
 	q.asking = false
 	if decision == "" {
 		// Not sent: the call is asked again (its approval_decision
@@ -114,7 +131,7 @@ func (e *env) answerAsked(ctx context.Context, id string, q *approvals, line str
 		return false
 	}
 	q.drop(func(w agentapi.PendingApproval) bool {
-		return (w.ToolCallID == p.ToolCallID && w.Position == p.Position) || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
+		return sameCall(w, p) || (decision == agent.ApprovalAlways && w.ToolName == p.ToolName)
 	})
 	if n := len(q.waiting); decision == agent.ApprovalAlways {
 		if q.always == nil {

@@ -42,7 +42,7 @@ func (w *waitingCalls) see(ev agent.Event) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for i, c := range w.calls {
-			if c.ToolCallID == ev.ToolCallID {
+			if c.ToolCallID == ev.ToolCallID && subAgentID(c.PendingApproval) == subAgentID(pendingOf(ev)) {
 				w.calls = append(w.calls[:i], w.calls[i+1:]...)
 				break
 			}

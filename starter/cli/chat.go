@@ -135,7 +135,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 
 // answer sends a person's answer to a call waiting for approval and
 // returns the decision sent ("" when the Update failed).
-func (e *env) answer(ctx context.Context, id, callID string, position int, line string) string {
+func (e *env) answer(ctx context.Context, id string, r agentapi.ApproveRequest, line string) string {
 	word, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
 	decision := decisionWord(word)
 	if decision == "" {
@@ -143,7 +143,7 @@ func (e *env) answer(ctx context.Context, id, callID string, position int, line 
 		reason = "Denied: the answer was not y, n or a"
 	}
 	if err := agentclient.Update(ctx, e.c, id, agentapi.UpdateApprove,
-		agentapi.ApproveRequest{ToolCallID: callID, Position: position, Decision: decision, Reason: reason}, nil); err != nil {
+		agentapi.ApproveRequest{ToolCallID: r.ToolCallID, Position: r.Position, WorkflowID: r.WorkflowID, Decision: decision, Reason: reason}, nil); err != nil {
 		fmt.Fprintln(e.out, "approve:", err)
 		return ""
 	}

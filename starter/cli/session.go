@@ -309,7 +309,12 @@ func (e *env) watchRun(ctx context.Context, id string, after int64, turn int) er
 		p.Print(ev)
 		waits.see(ev)
 		if ev.Type == agent.EventApprovalRequest {
-			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", id, callWithPosition(ev.ToolCallID, approvalPosition(ev)))
+			// A sub-agent's call is answered on the sub-agent's own run.
+			target := id
+			if ev.Approval != nil && ev.Approval.SubAgent != nil {
+				target = ev.Approval.SubAgent.WorkflowID
+			}
+			fmt.Fprintf(e.out, "       approve with: starter approve %s %s allow|deny|always [reason]\n", target, callWithPosition(ev.ToolCallID, approvalPosition(ev)))
 		}
 		if ev.Type == agent.EventAgentEnd {
 			e.runStatus(ev)
