@@ -36,6 +36,7 @@ func TestBwrapCommandsHoldThreeDescriptors(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	for _, network := range []bool{false, true} {
 		if network && s.abi < 4 {
 			continue

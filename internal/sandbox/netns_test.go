@@ -153,6 +153,7 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 			if err != nil {
 				t.Skipf("bwrap: %v", err)
 			}
+			t.Cleanup(func() { s.Close() })
 			s.bridge, s.listensInside = bridge, false // the bridge even where the worker could listen inside
 			ws, err := os.MkdirTemp("", "netbridge-ws-")
 			if err != nil {

@@ -47,6 +47,7 @@ func modes(t *testing.T, cfg Config) map[Mode]*Sandbox {
 			t.Logf("%s unavailable: %v", m, err)
 			continue
 		}
+		t.Cleanup(func() { s.Close() })
 		out[m] = s
 	}
 	if len(out) == 0 {
@@ -312,6 +313,7 @@ func TestRunEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { none.Close() })
 	all[None] = none
 	for mode, s := range all {
 		out, err := os.CreateTemp(t.TempDir(), "out")
