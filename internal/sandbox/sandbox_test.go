@@ -10,7 +10,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package's tests if they leave goroutines behind: the
+// network proxy's servers and tunnels once its sandbox is closed, the
+// waits of commands that ended.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // run runs command in ws under s and returns its output and exit.
 func run(t *testing.T, s *Sandbox, ws, command string, network bool) (string, Exit) {
