@@ -131,23 +131,34 @@ func TestHiddenInsideTheWorkspace(t *testing.T) {
 	}
 }
 
-func TestNetworkOff(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// answering listens on host's loopback address and answers each connection
+// with reply, after what the client sent first when readFirst; it returns
+// the port, which closes at the test's end.
+func answering(t *testing.T, host, reply string, readFirst bool) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", host+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			c.Write([]byte("REACHED\n"))
+			if readFirst {
+				c.Read(make([]byte, 4096))
+			}
+			c.Write([]byte(reply))
 			c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestNetworkOff(t *testing.T) {
+	port := answering(t, "127.0.0.1", "REACHED\n", false)
 	for mode, s := range modes(t, Config{}) {
 		t.Run(string(mode), func(t *testing.T) {
 			out, _ := run(t, s, t.TempDir(), fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", port), false)
@@ -160,22 +171,7 @@ func TestNetworkOff(t *testing.T) {
 }
 
 func TestNetworkOnReachesOnlyThroughTheProxy(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nREACHED\n"))
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := answering(t, "127.0.0.1", "HTTP/1.0 200 OK\r\n\r\nREACHED\n", false)
 	for mode, s := range modes(t, Config{}) {
 		t.Run(string(mode), func(t *testing.T) {
 			out, _ := run(t, s, t.TempDir(), fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3; curl -sS http://127.0.0.1:%d/; echo proxy=$HTTP_PROXY`, port, port), true)
