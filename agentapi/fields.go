@@ -87,70 +87,65 @@ func DecodeChecked(b []byte, v any) (string, error) {
 	return UnknownKey(b, reflect.TypeOf(v).Elem()), nil
 }
 
+// The four Update arguments below decode through a plain copy of their
+// type, which lacks the UnmarshalJSON that would call itself.
+
 // UnmarshalJSON decodes a prompt and remembers an unknown field.
 func (r *PromptRequest) UnmarshalJSON(b []byte) error {
 	type plain PromptRequest
-	var p plain
-	unknown, err := DecodeChecked(b, &p)
-	*r = PromptRequest(p)
-	r.unknown = unknown
+	*r = PromptRequest{}
+	var err error
+	r.unknown, err = DecodeChecked(b, (*plain)(r))
 	return err
 }
 
 // FieldError is the validator's refusal of a prompt with a field it does not
 // have, nil when it has none.
 func (r PromptRequest) FieldError() error {
-	type plain PromptRequest
-	return UnknownFieldError(r.unknown, "a prompt", reflect.TypeFor[plain]())
+	return UnknownFieldError(r.unknown, "a prompt", reflect.TypeOf(r))
 }
 
 // UnmarshalJSON decodes a setting and remembers an unknown field.
 func (r *SettingRequest) UnmarshalJSON(b []byte) error {
 	type plain SettingRequest
-	var p plain
-	unknown, err := DecodeChecked(b, &p)
-	*r = SettingRequest(p)
-	r.unknown = unknown
+	*r = SettingRequest{}
+	var err error
+	r.unknown, err = DecodeChecked(b, (*plain)(r))
 	return err
 }
 
 // FieldError is the validator's refusal of a setting with a field it does not
 // have, nil when it has none.
 func (r SettingRequest) FieldError() error {
-	type plain SettingRequest
-	return UnknownFieldError(r.unknown, "a setting", reflect.TypeFor[plain]())
+	return UnknownFieldError(r.unknown, "a setting", reflect.TypeOf(r))
 }
 
 // UnmarshalJSON decodes a compact request and remembers an unknown field.
 func (r *CompactRequest) UnmarshalJSON(b []byte) error {
 	type plain CompactRequest
-	var p plain
-	unknown, err := DecodeChecked(b, &p)
-	*r = CompactRequest(p)
-	r.unknown = unknown
+	*r = CompactRequest{}
+	var err error
+	r.unknown, err = DecodeChecked(b, (*plain)(r))
 	return err
 }
 
-// FieldError is the validator's refusal of a compact request with a field it does not
-// have, nil when it has none.
+// FieldError is the validator's refusal of a compact request with a field it
+// does not have, nil when it has none.
 func (r CompactRequest) FieldError() error {
-	type plain CompactRequest
-	return UnknownFieldError(r.unknown, "a compact request", reflect.TypeFor[plain]())
+	return UnknownFieldError(r.unknown, "a compact request", reflect.TypeOf(r))
 }
 
 // UnmarshalJSON decodes an approval and remembers an unknown field.
 func (r *ApproveRequest) UnmarshalJSON(b []byte) error {
 	type plain ApproveRequest
-	var p plain
-	unknown, err := DecodeChecked(b, &p)
-	*r = ApproveRequest(p)
-	r.unknown = unknown
+	*r = ApproveRequest{}
+	var err error
+	r.unknown, err = DecodeChecked(b, (*plain)(r))
 	return err
 }
 
-// FieldError is the validator's refusal of a approval with a field it does not
-// have, nil when it has none.
+// FieldError is the validator's refusal of an approval with a field it does
+// not have, nil when it has none.
 func (r ApproveRequest) FieldError() error {
-	type plain ApproveRequest
-	return UnknownFieldError(r.unknown, "an approval", reflect.TypeFor[plain]())
+	return UnknownFieldError(r.unknown, "an approval", reflect.TypeOf(r))
 }

@@ -660,6 +660,7 @@ func limitedBash(t *testing.T) (*BashTool, string) {
 	}
 	sb, err := sandbox.New(cfg)
 	must(t, err)
+	t.Cleanup(func() { sb.Close() })
 	return NewBashTool(BashOptions{KillGrace: 300 * time.Millisecond, OutputDir: t.TempDir(), Sandbox: sb}), ws
 }
 

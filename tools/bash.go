@@ -71,10 +71,11 @@ type BashOptions struct {
 }
 
 // BashTool runs a command in the workspace, in a sandbox, in its own
-// process group.
+// process group. Its Definition and Execute are those of the typed tool
+// it holds, whose function is execute.
 type BashTool struct {
+	Tool
 	opts BashOptions
-	def  Definition
 	// started, when set (tests), learns of every command started.
 	started func(*sandbox.Process)
 }
@@ -109,7 +110,8 @@ func NewBashTool(opts BashOptions) *BashTool {
 		"MaxLines": DefaultMaxLines, "MaxKB": DefaultMaxBytes / 1024,
 		"DefaultTimeout": seconds(opts.DefaultTimeout), "MaxTimeout": seconds(opts.MaxTimeout),
 	}
-	return &BashTool{opts: opts, def: Definition{
+	t := &BashTool{opts: opts}
+	t.Tool = New(Definition{
 		Name:        BashToolName,
 		Label:       BashToolName,
 		Description: renderText(bashDescription, data),
@@ -120,11 +122,11 @@ func NewBashTool(opts BashOptions) *BashTool {
 			// One attempt must outlive the longest command and its kill.
 			Timeout: opts.MaxTimeout + opts.KillGrace + time.Minute,
 		},
-	}}
+	}, func(ctx context.Context, call Call, p BashParams) (agent.ToolResult, error) {
+		return finish(t.execute(ctx, call, p))
+	})
+	return t
 }
-
-// Definition implements Tool.
-func (t *BashTool) Definition() Definition { return t.def }
 
 // Outputs is where full outputs of truncated commands go.
 func (t *BashTool) Outputs() *SavedOutputs { return t.opts.Outputs }
@@ -155,16 +157,7 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
 
-// Execute implements Tool.
-func (t *BashTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *BashTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	var p BashParams
-	if err := decodeParams(call.Args, &p); err != nil {
-		return agent.ToolResult{}, err
-	}
+func (t *BashTool) execute(ctx context.Context, call Call, p BashParams) (agent.ToolResult, error) {
 	if info, err := os.Stat(call.Workspace); call.Workspace == "" || err != nil || !info.IsDir() {
 		return agent.ToolResult{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", call.Workspace)
 	}

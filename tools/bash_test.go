@@ -275,6 +275,7 @@ func TestBashRunSandboxRequest(t *testing.T) {
 	}
 	sb, err := sandbox.New(sandbox.Config{Mode: defaultSandbox(t).Mode(), NoNetwork: true})
 	must(t, err)
+	t.Cleanup(func() { sb.Close() })
 	tool := NewBashTool(BashOptions{OutputDir: t.TempDir(), Sandbox: sb})
 	_, err = tool.Execute(context.Background(), Call{Args: map[string]any{"command": "true"}, Workspace: ws, Sandbox: &agent.SandboxConfig{Network: "on"}})
 	if err == nil || err.Error() != "network is off for tool processes on this worker" {

@@ -74,6 +74,22 @@ type ReadOptions struct {
 	Outputs *SavedOutputs
 }
 
+// readDefinition is the definition of a tool that only reads the
+// workspace (read, grep, find, ls): its description and its parameters'
+// descriptions are templates over data, which quote the code's limits.
+func readDefinition(name, description string, params, data any) Definition {
+	return Definition{
+		Name:          name,
+		Label:         name,
+		Description:   renderText(description, data),
+		Parameters:    paramsSchema(params, data, false),
+		ExecutionMode: agent.ExecutionParallel,
+		ReadOnly:      true,
+		Workspace:     true,
+		Durability:    Durability{Retry: RetrySafe},
+	}
+}
+
 func (o ReadOptions) workspace(call Call) (*workspace, error) {
 	var extra []string
 	for _, d := range o.ExtraReadDirs {
@@ -142,6 +158,26 @@ func errnoName(e syscall.Errno) (code, text string) {
 // (pi's withFileMutationQueue), so parallel calls cannot interleave a
 // read-modify-write.
 var fileLocks sync.Map // real path -> *sync.Mutex
+
+// lockToChange is how write and edit begin: path resolved in the call's
+// workspace, confined to it, and its file lock taken; err when the call
+// was aborted while it waited for the lock.
+func lockToChange(ctx context.Context, call Call, path string) (ws *workspace, abs string, unlock func(), err error) {
+	ws, err = openWorkspace(call.Workspace, false)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	abs, err = ws.Resolve(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	unlock = lockFile(abs)
+	if err := aborted(ctx); err != nil {
+		unlock()
+		return nil, "", nil, err
+	}
+	return ws, abs, unlock, nil
+}
 
 func lockFile(abs string) func() {
 	key := abs

@@ -34,7 +34,7 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainCheckingLeaks(m) }
 
 var allTools = []string{"read", "bash", "edit", "write", "ls", "grep", "find"}
 

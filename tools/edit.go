@@ -38,34 +38,29 @@ type EditDetails struct {
 	FirstChangedLine int    `json:"firstChangedLine,omitempty"`
 }
 
-// EditTool replaces unique text regions of one file.
-type EditTool struct {
-	def  Definition
-	done appliedEdits
-}
-
-// NewEditTool returns the edit tool. It runs once per call (RetryOnce): a
-// retry after a lost attempt would apply the replacement to text the first
-// attempt may already have edited. pi declares no execution mode for it, so
-// batches stay parallel; same-file edits and writes take a per-file lock.
-func NewEditTool() *EditTool {
-	return &EditTool{def: Definition{
+// NewEditTool returns the edit tool: it replaces unique text regions of
+// one file. It runs once per call (RetryOnce): a retry after a lost attempt
+// would apply the replacement to text the first attempt may already have
+// edited. pi declares no execution mode for it, so batches stay parallel;
+// same-file edits and writes take a per-file lock.
+func NewEditTool() Tool {
+	done := &appliedEdits{}
+	return New(Definition{
 		Name:        EditToolName,
 		Label:       EditToolName,
 		Description: renderText(editDescription, nil),
 		Parameters:  paramsSchema(EditParams{}, nil, true),
 		Workspace:   true,
 		Durability:  Durability{Retry: RetryOnce},
-	}}
+	}, func(ctx context.Context, call Call, p EditParams) (agent.ToolResult, error) {
+		return finish(edit(ctx, done, call, p))
+	}, WithPrepareArguments(prepareEditArguments))
 }
 
-// Definition implements Tool.
-func (t *EditTool) Definition() Definition { return t.def }
-
-// PrepareArguments implements ArgumentPreparer as pi's prepareEditArguments:
-// edits sent as a JSON string are parsed, and a top-level oldText/newText
-// pair becomes one more entry of edits.
-func (t *EditTool) PrepareArguments(args map[string]any) (map[string]any, error) {
+// prepareEditArguments is pi's prepareEditArguments: edits sent as a JSON
+// string are parsed, and a top-level oldText/newText pair becomes one more
+// entry of edits.
+func prepareEditArguments(args map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
 		out[k] = v
@@ -89,32 +84,17 @@ func (t *EditTool) PrepareArguments(args map[string]any) (map[string]any, error)
 	return out, nil
 }
 
-// Execute implements Tool.
-func (t *EditTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *EditTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	var p EditParams
-	if err := decodeParams(call.Args, &p); err != nil {
-		return agent.ToolResult{}, err
-	}
+// edit applies one call's edits; done answers the retry of a call whose
+// edit already landed.
+func edit(ctx context.Context, done *appliedEdits, call Call, p EditParams) (agent.ToolResult, error) {
 	if len(p.Edits) == 0 {
 		return agent.ToolResult{}, errors.New("Edit tool input is invalid. edits must contain at least one replacement.")
 	}
-	ws, err := openWorkspace(call.Workspace, false)
+	ws, abs, unlock, err := lockToChange(ctx, call, p.Path)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}
-	abs, err := ws.Resolve(p.Path)
-	if err != nil {
-		return agent.ToolResult{}, err
-	}
-	unlock := lockFile(abs)
 	defer unlock()
-	if err := aborted(ctx); err != nil {
-		return agent.ToolResult{}, err
-	}
 	if err := syscall.Access(abs, 0x4|0x2); err != nil { // R_OK|W_OK, as pi checks
 		return agent.ToolResult{}, fmt.Errorf("Could not edit file: %s. %s.", p.Path, errorCode(err))
 	}
@@ -144,7 +124,7 @@ func (t *EditTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if err != nil {
 		return agent.ToolResult{}, fmt.Errorf("Could not edit file: %s. %s.", p.Path, errorCode(err))
 	}
-	if r, ok := t.done.lookup(call.IdempotencyKey, abs, data); ok {
+	if r, ok := done.lookup(call.IdempotencyKey, abs, data); ok {
 		return r, nil
 	}
 	if isBinary(data) {
@@ -171,7 +151,7 @@ func (t *EditTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 		Content: []agent.Content{agent.Text(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(p.Edits), p.Path))},
 		Details: detailsJSON(EditDetails{Diff: diff, FirstChangedLine: first}),
 	}
-	t.done.store(call.IdempotencyKey, abs, final, r)
+	done.store(call.IdempotencyKey, abs, final, r)
 	return r, nil
 }
 

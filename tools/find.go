@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -28,43 +27,19 @@ type FindParams struct {
 	Limit   *int   `json:"limit,omitempty" description:"Maximum number of results (default: {{.DefaultLimit}})"`
 }
 
-// FindTool lists files and directories matching a glob, as pi's fd call
-// does: smart case, hidden files included, .gitignore honoured, directories
-// with a trailing slash.
-type FindTool struct {
-	opts ReadOptions
-	def  Definition
-}
-
-// NewFindTool returns the find tool.
-func NewFindTool(opts ReadOptions) *FindTool {
+// NewFindTool returns the find tool: it lists files and directories
+// matching a glob, as pi's fd call does: smart case, hidden files
+// included, .gitignore honoured, directories with a trailing slash.
+func NewFindTool(opts ReadOptions) Tool {
 	data := map[string]any{"DefaultLimit": FindDefaultLimit, "MaxKB": DefaultMaxBytes / 1024}
-	return &FindTool{opts: opts, def: Definition{
-		Name:          FindToolName,
-		Label:         FindToolName,
-		Description:   renderText(findDescription, data),
-		Parameters:    paramsSchema(FindParams{}, data, false),
-		ExecutionMode: agent.ExecutionParallel,
-		ReadOnly:      true,
-		Workspace:     true,
-		Durability:    Durability{Retry: RetrySafe},
-	}}
+	return New(readDefinition(FindToolName, findDescription, FindParams{}, data),
+		func(ctx context.Context, call Call, p FindParams) (agent.ToolResult, error) {
+			return finish(find(ctx, opts, call, p))
+		})
 }
 
-// Definition implements Tool.
-func (t *FindTool) Definition() Definition { return t.def }
-
-// Execute implements Tool.
-func (t *FindTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *FindTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	var p FindParams
-	if err := decodeParams(call.Args, &p); err != nil {
-		return agent.ToolResult{}, err
-	}
-	ws, err := t.opts.workspace(call)
+func find(ctx context.Context, opts ReadOptions, call Call, p FindParams) (agent.ToolResult, error) {
+	ws, err := opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}
@@ -113,20 +88,9 @@ func (t *FindTool) execute(ctx context.Context, call Call) (agent.ToolResult, er
 	if len(found) == 0 {
 		return agent.TextResult("No files found matching pattern"), nil
 	}
-	tr := TruncateHead(strings.Join(found, "\n"), len(found)+1, DefaultMaxBytes)
-	details := map[string]any{}
-	var notices []string
+	notice := ""
 	if len(found) >= limit {
-		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
-		details["resultLimitReached"] = limit
+		notice = fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2)
 	}
-	if tr.Truncated {
-		notices = append(notices, fmt.Sprintf("%s limit reached", FormatSize(DefaultMaxBytes)))
-		details["truncation"] = tr
-	}
-	var d any
-	if len(details) > 0 {
-		d = details
-	}
-	return agent.ToolResult{Content: []agent.Content{agent.Text(tr.Content + joinNotices(notices))}, Details: detailsJSON(d)}, nil
+	return listResult(found, notice, "resultLimitReached", limit), nil
 }

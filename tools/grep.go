@@ -38,30 +38,15 @@ type GrepParams struct {
 	Limit      *int   `json:"limit,omitempty" description:"Maximum number of matches to return (default: {{.DefaultLimit}})"`
 }
 
-// GrepTool searches file contents with Go's regexp (RE2 syntax, close to
-// ripgrep's).
-type GrepTool struct {
-	opts ReadOptions
-	def  Definition
-}
-
-// NewGrepTool returns the grep tool.
-func NewGrepTool(opts ReadOptions) *GrepTool {
+// NewGrepTool returns the grep tool: it searches file contents with Go's
+// regexp (RE2 syntax, close to ripgrep's).
+func NewGrepTool(opts ReadOptions) Tool {
 	data := map[string]any{"DefaultLimit": GrepDefaultLimit, "MaxKB": DefaultMaxBytes / 1024, "MaxLineLength": GrepMaxLineLength}
-	return &GrepTool{opts: opts, def: Definition{
-		Name:          GrepToolName,
-		Label:         GrepToolName,
-		Description:   renderText(grepDescription, data),
-		Parameters:    paramsSchema(GrepParams{}, data, false),
-		ExecutionMode: agent.ExecutionParallel,
-		ReadOnly:      true,
-		Workspace:     true,
-		Durability:    Durability{Retry: RetrySafe},
-	}}
+	return New(readDefinition(GrepToolName, grepDescription, GrepParams{}, data),
+		func(ctx context.Context, call Call, p GrepParams) (agent.ToolResult, error) {
+			return finish(grep(ctx, opts, call, p))
+		})
 }
-
-// Definition implements Tool.
-func (t *GrepTool) Definition() Definition { return t.def }
 
 // grepRun is one search's state.
 type grepRun struct {
@@ -78,17 +63,9 @@ type grepRun struct {
 	searchRootAbs string
 }
 
-// Execute implements Tool.
-func (t *GrepTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *GrepTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	g := &grepRun{}
-	if err := decodeParams(call.Args, &g.p); err != nil {
-		return agent.ToolResult{}, err
-	}
-	ws, err := t.opts.workspace(call)
+func grep(ctx context.Context, opts ReadOptions, call Call, p GrepParams) (agent.ToolResult, error) {
+	g := &grepRun{p: p}
+	ws, err := opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}

@@ -28,42 +28,18 @@ type LsParams struct {
 	Limit *int   `json:"limit,omitempty" description:"Maximum number of entries to return (default: {{.DefaultLimit}})"`
 }
 
-// LsTool lists one directory, dotfiles included and .gitignore not applied,
-// as pi's ls does.
-type LsTool struct {
-	opts ReadOptions
-	def  Definition
-}
-
-// NewLsTool returns the ls tool.
-func NewLsTool(opts ReadOptions) *LsTool {
+// NewLsTool returns the ls tool: it lists one directory, dotfiles
+// included and .gitignore not applied, as pi's ls does.
+func NewLsTool(opts ReadOptions) Tool {
 	data := map[string]any{"DefaultLimit": LsDefaultLimit, "MaxKB": DefaultMaxBytes / 1024}
-	return &LsTool{opts: opts, def: Definition{
-		Name:          LsToolName,
-		Label:         LsToolName,
-		Description:   renderText(lsDescription, data),
-		Parameters:    paramsSchema(LsParams{}, data, false),
-		ExecutionMode: agent.ExecutionParallel,
-		ReadOnly:      true,
-		Workspace:     true,
-		Durability:    Durability{Retry: RetrySafe},
-	}}
+	return New(readDefinition(LsToolName, lsDescription, LsParams{}, data),
+		func(ctx context.Context, call Call, p LsParams) (agent.ToolResult, error) {
+			return finish(ls(ctx, opts, call, p))
+		})
 }
 
-// Definition implements Tool.
-func (t *LsTool) Definition() Definition { return t.def }
-
-// Execute implements Tool.
-func (t *LsTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *LsTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	var p LsParams
-	if err := decodeParams(call.Args, &p); err != nil {
-		return agent.ToolResult{}, err
-	}
-	ws, err := t.opts.workspace(call)
+func ls(ctx context.Context, opts ReadOptions, call Call, p LsParams) (agent.ToolResult, error) {
+	ws, err := opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}
@@ -131,16 +107,23 @@ func (t *LsTool) execute(ctx context.Context, call Call) (agent.ToolResult, erro
 	if len(out) == 0 {
 		return agent.TextResult("(empty directory)"), nil
 	}
-	return lsResult(out, limit, limitReached), nil
+	notice := ""
+	if limitReached {
+		notice = fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2)
+	}
+	return listResult(out, notice, "entryLimitReached", limit), nil
 }
 
-func lsResult(out []string, limit int, limitReached bool) agent.ToolResult {
-	tr := TruncateHead(strings.Join(out, "\n"), len(out)+1, DefaultMaxBytes)
+// listResult is find's and ls's result as pi words it: the lines cut to
+// DefaultMaxBytes, then limitNotice when the entry limit was reached (its
+// details say limit under limitKey), then the byte limit's notice.
+func listResult(lines []string, limitNotice, limitKey string, limit int) agent.ToolResult {
+	tr := TruncateHead(strings.Join(lines, "\n"), len(lines)+1, DefaultMaxBytes)
 	details := map[string]any{}
 	var notices []string
-	if limitReached {
-		notices = append(notices, fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2))
-		details["entryLimitReached"] = limit
+	if limitNotice != "" {
+		notices = append(notices, limitNotice)
+		details[limitKey] = limit
 	}
 	if tr.Truncated {
 		notices = append(notices, fmt.Sprintf("%s limit reached", FormatSize(DefaultMaxBytes)))

@@ -42,41 +42,18 @@ type ReadParams struct {
 	Limit  *int   `json:"limit,omitempty" description:"Maximum number of lines to read"`
 }
 
-// ReadTool reads text files with head truncation, and images as image blocks.
-type ReadTool struct {
-	opts ReadOptions
-	def  Definition
-}
-
-// NewReadTool returns the read tool.
-func NewReadTool(opts ReadOptions) *ReadTool {
+// NewReadTool returns the read tool: it reads text files with head
+// truncation, and images as image blocks.
+func NewReadTool(opts ReadOptions) Tool {
 	data := map[string]any{"MaxLines": DefaultMaxLines, "MaxKB": DefaultMaxBytes / 1024}
-	return &ReadTool{opts: opts, def: Definition{
-		Name:          ReadToolName,
-		Label:         ReadToolName,
-		Description:   renderText(readDescription, data),
-		Parameters:    paramsSchema(ReadParams{}, data, false),
-		ExecutionMode: agent.ExecutionParallel,
-		ReadOnly:      true,
-		Workspace:     true,
-		Durability:    Durability{Retry: RetrySafe},
-	}}
+	return New(readDefinition(ReadToolName, readDescription, ReadParams{}, data),
+		func(ctx context.Context, call Call, p ReadParams) (agent.ToolResult, error) {
+			return finish(read(ctx, opts, call, p))
+		})
 }
 
-// Definition implements Tool.
-func (t *ReadTool) Definition() Definition { return t.def }
-
-// Execute implements Tool.
-func (t *ReadTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *ReadTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	var p ReadParams
-	if err := decodeParams(call.Args, &p); err != nil {
-		return agent.ToolResult{}, err
-	}
-	ws, err := t.opts.workspace(call)
+func read(ctx context.Context, opts ReadOptions, call Call, p ReadParams) (agent.ToolResult, error) {
+	ws, err := opts.workspace(call)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}

@@ -132,7 +132,10 @@ func (w *attackWorld) startServer(t *testing.T) {
 		ExtraArgs: append(devserver.ServerArgs(), "--http-port", strconv.Itoa(w.http)),
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { srv.Stop() })
+	t.Cleanup(func() {
+		srv.Client().Close() // the SDK's DevServer.Stop leaves its client open
+		srv.Stop()
+	})
 	w.c = srv.Client()
 }
 

@@ -24,51 +24,31 @@ type WriteParams struct {
 	Content string `json:"content" description:"Content to write to the file"`
 }
 
-// WriteTool creates or overwrites a file inside the workspace.
-type WriteTool struct{ def Definition }
-
-// NewWriteTool returns the write tool. A retry is safe (RetrySafe): write
-// replaces the whole file with the call's content, so running a call again
-// after a lost attempt leaves the file as one run would. pi declares no
-// execution mode for write, so batches stay parallel; writes and edits of the
-// same file are serialised by a per-file lock, as in pi.
-func NewWriteTool() *WriteTool {
-	return &WriteTool{def: Definition{
+// NewWriteTool returns the write tool: it creates or overwrites a file
+// inside the workspace. A retry is safe (RetrySafe): write replaces the
+// whole file with the call's content, so running a call again after a lost
+// attempt leaves the file as one run would. pi declares no execution mode
+// for write, so batches stay parallel; writes and edits of the same file
+// are serialised by a per-file lock, as in pi.
+func NewWriteTool() Tool {
+	return New(Definition{
 		Name:        WriteToolName,
 		Label:       WriteToolName,
 		Description: renderText(writeDescription, nil),
 		Parameters:  paramsSchema(WriteParams{}, nil, false),
 		Workspace:   true,
 		Durability:  Durability{Retry: RetrySafe},
-	}}
+	}, func(ctx context.Context, call Call, p WriteParams) (agent.ToolResult, error) {
+		return finish(write(ctx, call, p))
+	})
 }
 
-// Definition implements Tool.
-func (t *WriteTool) Definition() Definition { return t.def }
-
-// Execute implements Tool.
-func (t *WriteTool) Execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	return finish(t.execute(ctx, call))
-}
-
-func (t *WriteTool) execute(ctx context.Context, call Call) (agent.ToolResult, error) {
-	var p WriteParams
-	if err := decodeParams(call.Args, &p); err != nil {
-		return agent.ToolResult{}, err
-	}
-	ws, err := openWorkspace(call.Workspace, false)
+func write(ctx context.Context, call Call, p WriteParams) (agent.ToolResult, error) {
+	ws, abs, unlock, err := lockToChange(ctx, call, p.Path)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}
-	abs, err := ws.Resolve(p.Path)
-	if err != nil {
-		return agent.ToolResult{}, err
-	}
-	unlock := lockFile(abs)
 	defer unlock()
-	if err := aborted(ctx); err != nil {
-		return agent.ToolResult{}, err
-	}
 	files, err := ws.tree(abs, false)
 	if err != nil {
 		return agent.ToolResult{}, err

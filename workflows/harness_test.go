@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.uber.org/goleak"
 
 	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
@@ -22,7 +23,18 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// TestMain fails the package when its tests leave goroutines behind. The
+// SDK's test environment (the fast layer) leaves two of its own for each
+// mocked activity call still waiting out its After delay when the workflow
+// ended: runBeforeMockCallReturns blocks on a channel only the
+// environment's clock would fill, and the call's timeout watcher
+// (ExecuteActivity's goroutine) ticks until that call completes. Nothing
+// in the SDK's API ends either.
+func TestMain(m *testing.M) {
+	testenv.MainCheckingLeaks(m,
+		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*testWorkflowEnvironmentImpl).runBeforeMockCallReturns"),
+		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*testWorkflowEnvironmentImpl).ExecuteActivity.func2"))
+}
 
 // harness is a worker on a task queue of its own, with a scripted model, the
 // given tools and hooks, on the shared test server.

@@ -44,6 +44,7 @@ func TestSweepOfOneNamespaceLeavesAnother(t *testing.T) {
 	}
 	cB, err := client.NewClientFromExisting(base, client.Options{Namespace: "fleet-b", Logger: testenv.Logger()})
 	require.NoError(t, err)
+	t.Cleanup(cB.Close) // else its share of the connection keeps it open after the shared client's Close
 
 	hA := coldHarness(t, stA, []llm.ScriptedResponse{
 		answer(text("reading it"), call("c1", "big")),

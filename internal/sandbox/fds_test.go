@@ -36,10 +36,12 @@ func TestBwrapCommandsHoldThreeDescriptors(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	bridged, err := New(Config{Mode: Bwrap})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bridged.Close() })
 	throughBridge(t, bridged) // its socket pair's end must not reach the command
 	for _, tc := range []struct {
 		name    string

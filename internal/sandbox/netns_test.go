@@ -87,23 +87,7 @@ for i in range(300):
 // a loopback server AllowNets opens answers, the namespace holds loopback
 // alone, and HTTP_PROXY names the bridge.
 func TestNetworkOnReachesAnAllowedServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Read(make([]byte, 4096))
-			c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 8\r\n\r\nREACHED\n"))
-			c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	port := strconv.Itoa(answering(t, "127.0.0.2", "HTTP/1.0 200 OK\r\nContent-Length: 8\r\n\r\nREACHED\n", true))
 	for mode, s := range modes(t, Config{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}}) {
 		t.Run(string(mode), func(t *testing.T) {
 			out, exit := run(t, s, t.TempDir(), `curl -sS --max-time 30 http://127.0.0.2:`+port+`/; curl -sS --max-time 30 http://[::127.0.0.1]:`+port+`/; echo; echo proxy=$HTTPS_PROXY; tail -n +3 /proc/net/dev | cut -d: -f1`, true)
@@ -171,6 +155,7 @@ func TestNetworkOnBridgeKeepsTheExitAndServesRunAs(t *testing.T) {
 			if err != nil {
 				t.Skipf("bwrap: %v", err)
 			}
+			t.Cleanup(func() { s.Close() })
 			throughBridge(t, s)
 			ws, err := os.MkdirTemp("", "netbridge-ws-")
 			if err != nil {
@@ -218,6 +203,7 @@ func TestNetworkOnBridgeServesAPipedServer(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	throughBridge(t, s)
 	p, err := s.StartPiped(Spec{Dir: reachable(t, s, t.TempDir()), Network: true, Args: []string{"/bin/bash", "-c",
 		`echo up; read line; curl -sS -o /dev/null -w '%{http_code}\n' http://127.0.0.1:1/; ls /proc/$$/fd; echo "$line"`}})

@@ -76,6 +76,7 @@ func TestLandlockCommandsHoldNoPrivilege(t *testing.T) {
 	if err != nil {
 		t.Skipf("landlock unavailable: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	mtu, err := os.ReadFile("/sys/class/net/lo/mtu")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,7 @@ func TestBwrapRootCommandsRunUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	secret, err := os.CreateTemp("/etc", "agentloop-root-only-")
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +176,7 @@ func TestBwrapRootRefusesAWorkspaceThatCannotBeIdmapped(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	ws := t.TempDir()
 	if err := syscall.Mount("ramfs", ws, "ramfs", 0, ""); err != nil {
 		t.Skipf("no ramfs to mount: %v", err)

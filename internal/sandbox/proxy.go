@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,14 @@ type proxy struct {
 	port   uint16
 	socket string // the same proxy on a Unix socket, for bwrap's bridge
 	pol    policy
+	srv    *http.Server
+	// forward carries http:// requests, one connection each: a kept-alive
+	// one would outlive the command that asked for it.
+	forward *http.Transport
+
+	mu      sync.Mutex
+	closed  bool
+	tunnels map[net.Conn]bool // both ends of each CONNECT, which srv no longer tracks
 }
 
 // proxyFor starts the proxy on first use; "", 0 when network is off.
@@ -41,6 +50,17 @@ func (s *Sandbox) proxyFor(network bool) (string, uint16, error) {
 		return "", 0, err
 	}
 	return p.url, p.port, nil
+}
+
+// Close stops the network proxy, when a command started it: its
+// listeners and connections, tunnels included. Commands that still run
+// lose the network, and a later one with network on fails to start.
+func (s *Sandbox) Close() error {
+	s.proxyOnce.Do(func() { s.proxyErr = errors.New("sandbox: network proxy: the sandbox is closed") })
+	if s.proxy == nil {
+		return nil
+	}
+	return s.proxy.Close()
 }
 
 func (s *Sandbox) theProxy() (*proxy, error) {
@@ -75,11 +95,52 @@ func startProxy(pol policy) (*proxy, error) {
 		return nil, fmt.Errorf("sandbox: network proxy: %w", err)
 	}
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, socket: filepath.Join(dir, "proxy.sock"), pol: pol}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	go srv.Serve(ln)  // for the life of the worker
-	go srv.Serve(uln) // likewise
+	p := &proxy{url: "http://127.0.0.1:" + strconv.Itoa(int(port)), port: port, socket: filepath.Join(dir, "proxy.sock"), pol: pol,
+		tunnels: map[net.Conn]bool{}}
+	p.forward = &http.Transport{DialContext: p.dial, Proxy: nil, DisableKeepAlives: true}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	go p.srv.Serve(ln)  // until Close, for the life of the worker
+	go p.srv.Serve(uln) // likewise
 	return p, nil
+}
+
+// Close stops the proxy: its listeners, its connections and its socket's
+// directory.
+func (p *proxy) Close() error {
+	err := p.srv.Close()
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.tunnels {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.forward.CloseIdleConnections()
+	if rmErr := os.RemoveAll(filepath.Dir(p.socket)); err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// track keeps a tunnel's connections until untrack, for Close; false when
+// the proxy is closed already.
+func (p *proxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	for _, c := range conns {
+		p.tunnels[c] = true
+	}
+	return true
+}
+
+func (p *proxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		delete(p.tunnels, c)
+	}
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +157,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			pr.Out.URL = pr.In.URL
 			pr.Out.Host = pr.In.Host
 		},
-		Transport: &http.Transport{DialContext: p.dial, Proxy: nil},
+		Transport: p.forward,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			refuse(w, err)
 		},
@@ -119,6 +180,12 @@ func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	}
 	down, buf, err := hj.Hijack()
 	if err != nil {
+		up.Close()
+		return
+	}
+	defer p.untrack(down, up)
+	if !p.track(down, up) {
+		down.Close()
 		up.Close()
 		return
 	}

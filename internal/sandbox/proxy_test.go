@@ -59,6 +59,7 @@ func TestProxyTunnelsAndForwards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer px.Close()
 
 	// http:// through the proxy.
 	c := http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(mustURL(t, px.url))}}

@@ -72,6 +72,7 @@ func TestReadOnlyDirInsideAMaskInTheWorkspace(t *testing.T) {
 	if err != nil {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
 	out, err := os.CreateTemp(t.TempDir(), "out")
 	if err != nil {
 		t.Fatal(err)

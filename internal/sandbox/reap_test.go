@@ -24,6 +24,7 @@ func TestSandboxPID1IsReaped(t *testing.T) {
 		if err != nil {
 			t.Skip(err)
 		}
+		t.Cleanup(func() { s.Close() })
 		for i := 0; i < 5; i++ {
 			run(t, s, t.TempDir(), "sleep 0.05 & echo started", false)
 		}

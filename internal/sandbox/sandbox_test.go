@@ -10,7 +10,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package's tests if they leave goroutines behind: the
+// network proxy's servers and tunnels once its sandbox is closed, the
+// waits of commands that ended.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // run runs command in ws under s and returns its output and exit.
 func run(t *testing.T, s *Sandbox, ws, command string, network bool) (string, Exit) {
@@ -47,6 +56,7 @@ func modes(t *testing.T, cfg Config) map[Mode]*Sandbox {
 			t.Logf("%s unavailable: %v", m, err)
 			continue
 		}
+		t.Cleanup(func() { s.Close() })
 		out[m] = s
 	}
 	if len(out) == 0 {
@@ -121,23 +131,34 @@ func TestHiddenInsideTheWorkspace(t *testing.T) {
 	}
 }
 
-func TestNetworkOff(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// answering listens on host's loopback address and answers each connection
+// with reply, after what the client sent first when readFirst; it returns
+// the port, which closes at the test's end.
+func answering(t *testing.T, host, reply string, readFirst bool) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", host+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			c.Write([]byte("REACHED\n"))
+			if readFirst {
+				c.Read(make([]byte, 4096))
+			}
+			c.Write([]byte(reply))
 			c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestNetworkOff(t *testing.T) {
+	port := answering(t, "127.0.0.1", "REACHED\n", false)
 	for mode, s := range modes(t, Config{}) {
 		t.Run(string(mode), func(t *testing.T) {
 			out, _ := run(t, s, t.TempDir(), fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", port), false)
@@ -150,22 +171,7 @@ func TestNetworkOff(t *testing.T) {
 }
 
 func TestNetworkOnReachesOnlyThroughTheProxy(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nREACHED\n"))
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := answering(t, "127.0.0.1", "HTTP/1.0 200 OK\r\n\r\nREACHED\n", false)
 	for mode, s := range modes(t, Config{}) {
 		t.Run(string(mode), func(t *testing.T) {
 			out, _ := run(t, s, t.TempDir(), fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3; curl -sS http://127.0.0.1:%d/; echo proxy=$HTTP_PROXY`, port, port), true)
@@ -312,6 +318,7 @@ func TestRunEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { none.Close() })
 	all[None] = none
 	for mode, s := range all {
 		out, err := os.CreateTemp(t.TempDir(), "out")

@@ -290,3 +290,36 @@ func TestCallOverhead(t *testing.T) {
 		t.Logf("%s: median %s, p99 %s over %d calls", name, took[len(took)/2], took[len(took)*99/100], len(took))
 	}
 }
+
+// A server that fails to start is not started again at every call: the
+// next attempt waits out a backoff (1 s after the first failure, doubling
+// to 30 s).
+func TestFailedServerWaitsOutABackoff(t *testing.T) {
+	starts := filepath.Join(t.TempDir(), "starts")
+	cfg := `{"mcpServers": {"broken": {"sandbox": "none", "command": "/bin/sh", "args": ["-c", "echo started >> ` + starts + `; exit 3"]}}}`
+	c, err := mcptools.ParseConfig([]byte(cfg), os.Getenv)
+	require.NoError(t, err)
+	m := mcptools.New(c, mcptools.Options{})
+	t.Cleanup(m.Close)
+	reg := tools.NewRegistry()
+	reg.AddSource(m)
+	startCount := func() int {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "started")
+	}
+
+	begin := time.Now()
+	_, err = reg.Resolve([]string{"broken__*"})
+	require.ErrorContains(t, err, "MCP server broken is not available")
+	_, err = reg.Resolve([]string{"broken__*"})
+	if time.Since(begin) < time.Second { // within the first wait, whatever the machine's load
+		require.ErrorContains(t, err, "MCP server broken is not available")
+		require.Equal(t, 1, startCount())
+	}
+	// After the wait, a call starts the server again.
+	require.Eventually(t, func() bool {
+		_, err := reg.Resolve([]string{"broken__*"})
+		require.Error(t, err)
+		return startCount() >= 2
+	}, time.Minute, 100*time.Millisecond)
+}

@@ -62,6 +62,7 @@ func TestSandboxedServerRunsInTheCallsWorkspace(t *testing.T) {
 			if err != nil {
 				t.Skipf("%s does not work here: %v", mode, err)
 			}
+			t.Cleanup(func() { sb.Close() })
 			testSandboxedServer(t, sb)
 		})
 	}
@@ -110,9 +111,14 @@ func testSandboxedServer(t *testing.T, sb *sandbox.Sandbox) {
 // A workspace's process stops after IdleTimeout without a call, and a
 // later call starts it again.
 func TestSandboxedServerStopsWhenIdle(t *testing.T) {
-	m, reg := sandboxedManager(t, nil, time.Second)
+	// The worker's sandbox, as sandbox.Default makes it, but closed at the
+	// end: its network proxy would outlive the test.
+	sb, err := sandbox.New(sandbox.Config{Mode: sandbox.Auto, Hide: sandbox.DefaultHide(os.Getenv)})
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	m, reg := sandboxedManager(t, sb, time.Second)
 	ws1 := t.TempDir()
-	_, err := call(t, reg, ws1, "fs__write_file", map[string]any{"path": filepath.Join(ws1, "a.txt"), "content": "in ws1"})
+	_, err = call(t, reg, ws1, "fs__write_file", map[string]any{"path": filepath.Join(ws1, "a.txt"), "content": "in ws1"})
 	require.NoError(t, err)
 	deadline := time.Now().Add(time.Minute)
 	for len(m.Workspaces("fs"))+len(m.Workspaces("everything")) > 0 {
@@ -182,6 +188,7 @@ func TestUnsandboxedServerOutlivesTheWorkersCommands(t *testing.T) {
 	require.NotNil(t, p)
 	sb, err := sandbox.New(sandbox.Config{Mode: sandbox.None})
 	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
 	for i := range 300 {
 		cmd, err := sb.Start(sandbox.Spec{Shell: "/bin/sh", Command: "true", Dir: t.TempDir()})
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,7 +43,8 @@ type server struct {
 	order      []string
 	lastErr    error
 	lastFail   time.Time
-	backoff    time.Duration
+	wait       time.Duration               // after lastFail, before the next attempt
+	retry      *backoff.ExponentialBackOff // the waits of failures in a row; nil after a success
 
 	progress sync.Map // progress token -> func(*mcp.ProgressNotificationParams)
 
@@ -101,7 +103,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 		return s.sess, nil
 	}
 	if s.connecting == nil {
-		if wait := s.backoff - time.Since(s.lastFail); s.lastErr != nil && wait > 0 {
+		if wait := s.wait - time.Since(s.lastFail); s.lastErr != nil && wait > 0 {
 			err := s.lastErr
 			s.mu.Unlock()
 			return nil, fmt.Errorf("%w (next attempt in %s)", err, wait.Round(100*time.Millisecond))
@@ -149,12 +151,16 @@ func (s *server) connect(done chan struct{}) {
 	if err != nil {
 		err = s.describe(err, stderr)
 		s.lastErr, s.lastFail = err, time.Now()
-		s.backoff = min(max(2*s.backoff, time.Second), maxBackoff)
+		if s.retry == nil {
+			// No jitter: these are one worker's attempts at one server.
+			s.retry = &backoff.ExponentialBackOff{InitialInterval: time.Second, Multiplier: 2, MaxInterval: maxBackoff}
+		}
+		s.wait = s.retry.NextBackOff()
 		s.m.opts.Log("MCP server unavailable", "server", s.name, "reason", err.Error())
 		return
 	}
 	took := time.Since(start).Round(time.Millisecond).String()
-	s.lastErr, s.backoff = nil, 0
+	s.lastErr, s.retry, s.wait = nil, nil, 0
 	switch {
 	case s.parent != nil:
 		s.m.opts.Log("MCP server started", "server", s.name, "workspace", s.ws, "via", s.cfg.Describe(), "took", took)

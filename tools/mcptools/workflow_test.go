@@ -30,7 +30,7 @@ import (
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainCheckingLeaks(m) }
 
 // observed wraps a tool to tell the test when a call first reports
 // progress; the call itself is the real tool's.

@@ -59,12 +59,12 @@ func Main(m *testing.M) { os.Exit(run(m, false)) }
 
 // MainCheckingLeaks is Main, and fails the package if its tests left
 // goroutines behind once its workers, servers and client are gone: a
-// heartbeat, a sender or a stream that outlived its call. (The other
-// packages on Main still leave clients of their own servers and the SDK
-// test environment's goroutines; see the session notes.)
-func MainCheckingLeaks(m *testing.M) { os.Exit(run(m, true)) }
+// heartbeat, a sender or a stream that outlived its call. ignore names
+// goroutines that are not the package's to end (goleak.IgnoreAnyFunction
+// of a library's own), each with its reason where it is passed.
+func MainCheckingLeaks(m *testing.M, ignore ...goleak.Option) { os.Exit(run(m, true, ignore...)) }
 
-func run(m *testing.M, leaks bool) int {
+func run(m *testing.M, leaks bool, ignore ...goleak.Option) int {
 	code := m.Run()
 	removeStore()
 	if srv != nil {
@@ -75,7 +75,7 @@ func run(m *testing.M, leaks bool) int {
 		shared.Close()
 	}
 	if code == 0 && leaks {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(ignore...); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind by the tests:", err)
 			return 1
 		}
