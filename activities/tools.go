@@ -34,26 +34,30 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 	ctx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
 
-	if len(in.ToolCall.RawArguments) > 0 {
-		validated, err := validateNonObject(in.ToolCall, tool.Definition().Parameters)
-		if err != nil {
-			return immediate(err.Error()), nil
-		}
-		return a.beforeHooks(ctx, in, validated)
-	}
-	args := in.ToolCall.Arguments
-	if p, ok := tool.(tools.ArgumentPreparer); ok {
-		prepared, err := callSafely(func() (map[string]any, error) { return p.PrepareArguments(cloneArgs(args)) })
-		if err != nil {
-			return immediate(err.Error()), nil
-		}
-		args = prepared
-	}
-	validated, err := tools.ValidateArguments(in.ToolCall.Name, tool.Definition().Parameters, args)
+	validated, err := validateCall(tool, in.ToolCall)
 	if err != nil {
 		return immediate(err.Error()), nil
 	}
 	return a.beforeHooks(ctx, in, validated)
+}
+
+// validateCall is the part of pi's prepareToolCall before the hooks:
+// prepareArguments, then validation with coercion. It depends on nothing
+// but the call and the tool, so a model turn may run it for its answer's
+// calls (prepared.go).
+func validateCall(tool tools.Tool, call agent.Content) (map[string]any, error) {
+	if len(call.RawArguments) > 0 {
+		return validateNonObject(call, tool.Definition().Parameters)
+	}
+	args := call.Arguments
+	if p, ok := tool.(tools.ArgumentPreparer); ok {
+		prepared, err := callSafely(func() (map[string]any, error) { return p.PrepareArguments(cloneArgs(args)) })
+		if err != nil {
+			return nil, err
+		}
+		args = prepared
+	}
+	return tools.ValidateArguments(call.Name, tool.Definition().Parameters, args)
 }
 
 // beforeHooks runs the run's beforeToolCall hooks in order on validated

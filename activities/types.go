@@ -128,6 +128,9 @@ type ModelTurnInput struct {
 	Tools   []string           `json:"tools,omitempty"`
 	Context ContextRef         `json:"context"`
 	Turn    int                `json:"turn"`
+	// Prepare asks the turn to prepare its answer's tool calls
+	// (prepared.go): the run has no beforeToolCall hooks.
+	Prepare bool `json:"prepare,omitempty"`
 }
 
 // ModelTurnOutput is the final assistant message of the call (large blocks
@@ -138,6 +141,9 @@ type ModelTurnOutput struct {
 	// Retried is what the provider billed this turn's earlier, failed
 	// attempts (billed.go); the run's usage counts it.
 	Retried *agent.Usage `json:"retried,omitempty"`
+	// Prepared is, when the input asked, one entry per tool call of
+	// Message in order (prepared.go).
+	Prepared []PreparedCall `json:"prepared,omitempty"`
 }
 
 // PrepareInput is one call to prepare: prepareArguments, validation and the

@@ -58,6 +58,7 @@ func TestRecordHistories(t *testing.T) {
 		"drop-foreign-signal":           recordDropForeignSignal,
 		"workspace-missing":             recordWorkspaceMissing,
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
+		"prepare-in-model-turn":         recordPrepareInModelTurn,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

@@ -24,9 +24,11 @@ const (
 	abortedToolStartTimeout = 30 * time.Second
 )
 
-// prepare is pi's prepareToolCall. A call naming a tool the run does not have
-// is answered here; everything else runs the PrepareToolCall local activity.
-func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.PrepareOutput {
+// prepare is pi's prepareToolCall for the call at pos among its message's
+// tool calls. A call naming a tool the run does not have is answered here,
+// one the model turn prepared (prepared.go) from what it found; everything
+// else runs the PrepareToolCall local activity.
+func (l *loop) prepare(ctx workflow.Context, call agent.Content, pos int) activities.PrepareOutput {
 	if why := l.budgetToolCall(); why != "" {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(agent.BudgetErrorMessage(why))}
@@ -34,6 +36,9 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 	if _, ok := l.tools[call.Name]; !ok {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
+	}
+	if out, ok := l.preparedInTurn(call, pos); ok {
+		return out
 	}
 	in := activities.PrepareInput{
 		ToolCall:       call,

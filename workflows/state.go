@@ -73,6 +73,9 @@ type loop struct {
 	turnsAtStart       int
 	continueAfterTurns int
 	lastAssistant      agent.Message
+	// turnPrepared is the last model turn's preparation of its answer's
+	// tool calls (prepared.go).
+	turnPrepared []activities.PreparedCall
 
 	steering  queue
 	followUps queue

@@ -41,6 +41,7 @@ func (l *loop) modelTurn(ctx workflow.Context, overBudget string) agent.Message 
 	start.Usage = nil
 	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &start})
 	var msg agent.Message
+	l.turnPrepared = nil
 	switch {
 	case l.aborted:
 		msg = l.abortedMessage(ctx)
@@ -73,6 +74,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	opts := modelActivityOptions(l.cfg)
 	opts.Summary = fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn)
 	actx := workflow.WithActivityOptions(l.activityCtx(), opts)
+	prepare := l.prepareInTurn(ctx)
 	var f workflow.Future
 	var drift driftWait
 	for {
@@ -82,6 +84,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			Tools:   l.cfg.Tools,
 			Context: ref,
 			Turn:    l.turn,
+			Prepare: prepare,
 		})
 		l.wait(ctx, f)
 		if !l.driftAgain(ctx, &drift, f.Get(ctx, nil), true) {
@@ -117,6 +120,9 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	}
 	if out.Retried != nil {
 		l.usage = l.usage.Add(*out.Retried)
+	}
+	if prepare {
+		l.turnPrepared = out.Prepared
 	}
 	// The store now holds the context this turn sent (an activity of an
 	// older version returns no segments: the next turn sends it all again).
