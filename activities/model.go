@@ -100,7 +100,7 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
 	a.remember(ctx, tc)
-	out := ModelTurnOutput{Message: stub, Segments: s.segs, Retried: usagePtr(prior)}
+	out := ModelTurnOutput{Message: stub, Segments: s.segs, Retried: usagePtr(prior), Watched: live.leased()}
 	if in.Prepare {
 		out.Prepared = a.prepareCalls(stub)
 	}

@@ -131,6 +131,11 @@ type ModelTurnInput struct {
 	// Prepare asks the turn to prepare its answer's tool calls
 	// (prepared.go): the run has no beforeToolCall hooks.
 	Prepare bool `json:"prepare,omitempty"`
+	// Events are not for the activity: while someone watches, the run's
+	// event log since the last model turn was scheduled rides here, so a
+	// watcher reads it from the history it long-polls anyway instead of
+	// with a Query, a billable action (agentapi.LogExcerpt).
+	Events []agent.Event `json:"events,omitempty"`
 }
 
 // ModelTurnOutput is the final assistant message of the call (large blocks
@@ -144,6 +149,9 @@ type ModelTurnOutput struct {
 	// Prepared is, when the input asked, one entry per tool call of
 	// Message in order (prepared.go).
 	Prepared []PreparedCall `json:"prepared,omitempty"`
+	// Watched says that someone held the workflow's watch lease during the
+	// turn: the next model turn carries the log's new events (Events).
+	Watched bool `json:"watched,omitempty"`
 }
 
 // PrepareInput is one call to prepare: prepareArguments, validation and the

@@ -75,6 +75,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	opts.Summary = fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn)
 	actx := workflow.WithActivityOptions(l.activityCtx(), opts)
 	prepare := l.prepareInTurn(ctx)
+	events := l.logExcerpt()
 	var f workflow.Future
 	var drift driftWait
 	for {
@@ -85,6 +86,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			Context: ref,
 			Turn:    l.turn,
 			Prepare: prepare,
+			Events:  events,
 		})
 		l.wait(ctx, f)
 		if !l.driftAgain(ctx, &drift, f.Get(ctx, nil), true) {
@@ -124,6 +126,7 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	if prepare {
 		l.turnPrepared = out.Prepared
 	}
+	l.watched = out.Watched
 	// The store now holds the context this turn sent (an activity of an
 	// older version returns no segments: the next turn sends it all again).
 	if agent.SegmentsLen(out.Segments) > agent.SegmentsLen(l.segments) && agent.SegmentsLen(out.Segments) <= l.context.Len() {
@@ -131,6 +134,21 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		l.forget()
 	}
 	return out.Message
+}
+
+// logExcerpt is what the model turn about to be scheduled carries of the event
+// log for watchers: the events since the last model turn was scheduled,
+// when someone watched that turn (its worker read the watch lease). A
+// watcher who has read the log up to there reads these from the history
+// it long-polls, with no Query (agentclient/feed.go); nobody watching,
+// history holds nothing more.
+func (l *loop) logExcerpt() []agent.Event {
+	after := l.carriedUpTo
+	l.carriedUpTo = l.events.last()
+	if !l.watched {
+		return nil
+	}
+	return l.events.excerpt(after)
 }
 
 // assistantShell is an assistant message for this run's model with no
