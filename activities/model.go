@@ -100,7 +100,11 @@ func (a *Activities) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTur
 	tc.t.Append(stub)
 	tc.resolved = append(tc.resolved, msg)
 	a.remember(ctx, tc)
-	return ModelTurnOutput{Message: stub, Segments: s.segs, Retried: usagePtr(prior)}, nil
+	out := ModelTurnOutput{Message: stub, Segments: s.segs, Retried: usagePtr(prior), Watched: live.leased()}
+	if in.Prepare {
+		out.Prepared = a.prepareCalls(stub)
+	}
+	return out, nil
 }
 
 // saveGrace is how long a finished model call waits for its context's

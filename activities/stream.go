@@ -180,6 +180,12 @@ func (s *liveStream) close() {
 
 func (s *liveStream) isWatched() bool { return s.watch.now() }
 
+// leased says whether a watch lease said someone watches: not a store that
+// keeps no leases, where isWatched says yes for want of knowing.
+func (s *liveStream) leased() bool {
+	return s.watch != nil && !s.watch.always && s.watch.watched.Load()
+}
+
 func (s *liveStream) loop(ctx context.Context, send func(agentapi.LiveProgress) error) {
 	t := time.NewTimer(s.liveness)
 	defer t.Stop()

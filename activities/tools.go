@@ -45,26 +45,30 @@ func (a *Activities) PrepareToolCall(ctx context.Context, in PrepareInput) (Prep
 	ctx, cancel := abortable(ctx, in.Aborted)
 	defer cancel()
 
-	if len(in.ToolCall.RawArguments) > 0 {
-		validated, err := validateNonObject(in.ToolCall, schema)
-		if err != nil {
-			return immediate(err.Error()), nil
-		}
-		return a.beforeHooks(ctx, in, validated)
-	}
-	args := in.ToolCall.Arguments
-	if p := preparer; p != nil {
-		prepared, err := callSafely(func() (map[string]any, error) { return p.PrepareArguments(cloneArgs(args)) })
-		if err != nil {
-			return immediate(err.Error()), nil
-		}
-		args = prepared
-	}
-	validated, err := tools.ValidateArguments(in.ToolCall.Name, schema, args)
+	validated, err := validateCall(in.ToolCall, schema, preparer)
 	if err != nil {
 		return immediate(err.Error()), nil
 	}
 	return a.beforeHooks(ctx, in, validated)
+}
+
+// validateCall is the part of pi's prepareToolCall before the hooks:
+// prepareArguments (preparer, nil for none), then validation with coercion
+// against schema. It depends on nothing but the call and its tool, so a
+// model turn may run it for its answer's calls (prepared.go).
+func validateCall(call agent.Content, schema json.RawMessage, preparer tools.ArgumentPreparer) (map[string]any, error) {
+	if len(call.RawArguments) > 0 {
+		return validateNonObject(call, schema)
+	}
+	args := call.Arguments
+	if preparer != nil {
+		prepared, err := callSafely(func() (map[string]any, error) { return preparer.PrepareArguments(cloneArgs(args)) })
+		if err != nil {
+			return nil, err
+		}
+		args = prepared
+	}
+	return tools.ValidateArguments(call.Name, schema, args)
 }
 
 // beforeHooks runs the run's beforeToolCall hooks in order on validated

@@ -138,6 +138,14 @@ type ModelTurnInput struct {
 	Defined []agent.ToolSpec `json:"defined,omitempty"`
 	Context ContextRef       `json:"context"`
 	Turn    int              `json:"turn"`
+	// Prepare asks the turn to prepare its answer's tool calls
+	// (prepared.go): the run has no beforeToolCall hooks.
+	Prepare bool `json:"prepare,omitempty"`
+	// Events are not for the activity: while someone watches, the run's
+	// event log since the last model turn was scheduled rides here, so a
+	// watcher reads it from the history it long-polls anyway instead of
+	// with a Query, a billable action (agentapi.LogExcerpt).
+	Events []agent.Event `json:"events,omitempty"`
 }
 
 // ToolSchema is how the model sees a tool: its name, description and
@@ -156,6 +164,12 @@ type ModelTurnOutput struct {
 	// Retried is what the provider billed this turn's earlier, failed
 	// attempts (billed.go); the run's usage counts it.
 	Retried *agent.Usage `json:"retried,omitempty"`
+	// Prepared is, when the input asked, one entry per tool call of
+	// Message in order (prepared.go).
+	Prepared []PreparedCall `json:"prepared,omitempty"`
+	// Watched says that someone held the workflow's watch lease during the
+	// turn: the next model turn carries the log's new events (Events).
+	Watched bool `json:"watched,omitempty"`
 }
 
 // PrepareInput is one call to prepare: prepareArguments, validation and the

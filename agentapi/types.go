@@ -377,6 +377,16 @@ type EventsPage struct {
 	PreviousRunID string `json:"previousRunId,omitempty"`
 }
 
+// LogExcerpt is what a client decodes from the input of a ModelTurn
+// activity (ActivityTaskScheduled in the run's history): while someone
+// watches the run, the event log's events since the previous model turn
+// was scheduled, numbered as QueryEvents numbers them. Empty when nobody
+// watched the turn before or the events were too large to copy; a reader
+// then asks QueryEvents.
+type LogExcerpt struct {
+	Events []agent.Event `json:"events,omitempty"`
+}
+
 // ContextQuery asks for messages [From, To) of the run's context.
 type ContextQuery struct {
 	From int `json:"from"`

@@ -5,9 +5,14 @@ import (
 	"sync"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // historyFeed says when a run records something that may have added events
@@ -25,19 +30,25 @@ import (
 // reads poke news (coalesce says when), which holds one poke, so a
 // catch-up costs the watcher one Query however long the history.
 type historyFeed struct {
-	runID  string // as Watch asked for it: "" is the latest run
-	news   chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	runID string // as Watch asked for it: "" is the latest run
+	news  chan struct{}
+	// excerpts are the log's events that ModelTurn inputs carry
+	// (agentapi.LogExcerpt), in history order; a read that brings them
+	// needs no Query.
+	excerpts chan []agent.Event
+	dc       converter.DataConverter
+	cancel   context.CancelFunc
+	done     chan struct{}
 
 	mu     sync.Mutex
 	err    error
 	closed enumspb.EventType // the run's close event; 0 while it runs
 }
 
-func startFeed(ctx context.Context, c client.Client, workflowID, runID string) *historyFeed {
+func startFeed(ctx context.Context, c client.Client, workflowID, runID string, dc converter.DataConverter) *historyFeed {
 	ctx, cancel := context.WithCancel(ctx)
-	f := &historyFeed{runID: runID, news: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	f := &historyFeed{runID: runID, news: make(chan struct{}, 1), excerpts: make(chan []agent.Event, 16), dc: dc,
+		cancel: cancel, done: make(chan struct{})}
 	evs := make(chan *historypb.HistoryEvent, 256)
 	go f.coalesce(ctx, evs)
 	go func() {
@@ -92,11 +103,16 @@ var NewsDelay = 300 * time.Millisecond
 // It judges from the events it has: an event it has not read yet (the
 // rest of a page) can make it poke early, which costs a Query, never an
 // event (every read returns all the events after the last one read).
+//
+// A model turn scheduled while someone watched the one before carries the
+// log's events since then in its input (agentapi.LogExcerpt): those go to
+// excerpts, and that point pokes no Query.
 func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.HistoryEvent) {
 	var (
 		news    bool               // a workflow task completed since the last poke
 		pending bool               // a workflow task is scheduled and has not completed
 		model   bool               // the last completed workflow task scheduled a model turn
+		carried bool               // ... whose input carried the log's new events
 		tools   = map[int64]bool{} // tool activities running, by scheduled event ID
 		timer   *time.Timer
 		fire    <-chan time.Time
@@ -122,13 +138,14 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
 				pending = true
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-				news, pending, model = true, false, false
+				news, pending, model, carried = true, false, false, false
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
 				pending = false
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 				switch ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
 				case modelActivity:
 					model = true
+					carried = f.excerpt(ev.GetActivityTaskScheduledEventAttributes().GetInput())
 				case toolActivity:
 					tools[ev.GetEventId()] = true
 				}
@@ -142,6 +159,14 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 				delete(tools, ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId())
 			}
 			if !news || len(evs) > 0 {
+				continue
+			}
+			if !pending && model && carried {
+				// Everything since the last model turn came with this one.
+				news, fire = false, nil
+				if timer != nil {
+					timer.Stop()
+				}
 				continue
 			}
 			if !pending && (model || len(tools) == 0) {
@@ -162,6 +187,22 @@ const (
 	modelActivity = "ModelTurn"
 	toolActivity  = "ExecuteToolCall"
 )
+
+// excerpt passes on the events a ModelTurn input carries, and says
+// whether it did. A watcher that has not taken the earlier ones yet (16)
+// reads the log with a Query instead.
+func (f *historyFeed) excerpt(input *commonpb.Payloads) bool {
+	var ex agentapi.LogExcerpt
+	if input == nil || f.dc.FromPayloads(input, &ex) != nil || len(ex.Events) == 0 {
+		return false
+	}
+	select {
+	case f.excerpts <- ex.Events:
+		return true
+	default:
+		return false
+	}
+}
 
 func (f *historyFeed) poke() {
 	select {

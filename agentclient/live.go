@@ -102,14 +102,8 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 			runID = page.PreviousRunID
 			continue
 		}
-		for _, e := range page.Events {
-			w.durable(e)
-			if o.Store != nil {
-				if e, err = resolveEvent(ctx, o.Store, e, o.RetryFor); err != nil {
-					return err
-				}
-			}
-			fn(e)
+		if err := w.deliver(ctx, o, page.Events, fn); err != nil {
+			return err
 		}
 		if page.Done && w.after >= page.Last {
 			if !page.ContinuedAsNew {
@@ -123,7 +117,7 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 			continue
 		}
 		err = retry(ctx, o.RetryFor, func() error {
-			return w.waitForNews(ctx, c, workflowID, runID, o.Live, fn)
+			return w.waitForNews(ctx, c, workflowID, runID, o, fn)
 		})
 		if err != nil {
 			return err
@@ -131,11 +125,32 @@ func Watch(ctx context.Context, c client.Client, workflowID, runID string, o Wat
 	}
 }
 
-// waitForNews returns when the run may have new events: its feed saw a
-// workflow task complete, or the run close. Meanwhile, with live, it reads
-// the streaming model turn's and the running tools' heartbeat details, at
-// the pace of livePace.
-func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, runID string, live bool, fn func(agent.Event)) error {
+// deliver hands the events after w.after to fn, their stubs resolved when
+// there is a Store.
+func (w *watcher) deliver(ctx context.Context, o WatchOptions, events []agent.Event, fn func(agent.Event)) error {
+	for _, e := range events {
+		if e.Seq <= w.after {
+			continue
+		}
+		w.durable(e)
+		if o.Store != nil {
+			var err error
+			if e, err = resolveEvent(ctx, o.Store, e, o.RetryFor); err != nil {
+				return err
+			}
+		}
+		fn(e)
+	}
+	return nil
+}
+
+// waitForNews returns when the run may have new events the log must be
+// read for: its feed saw a workflow task complete, or the run close. Events
+// the history itself brings (a model turn's input carries the log's new
+// events while someone watches) it delivers and waits on. Meanwhile, with
+// Live, it reads the streaming model turn's and the running tools'
+// heartbeat details, at the pace of livePace.
+func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, runID string, o WatchOptions, fn func(agent.Event)) error {
 	if w.feed != nil && w.feed.runID == runID {
 		ended, err := w.feed.state()
 		switch {
@@ -159,16 +174,22 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 	}
 	if w.feed == nil || w.feed.runID != runID {
 		w.feed.stop()
-		w.feed, w.endRead = startFeed(ctx, c, workflowID, runID), false
+		w.feed, w.endRead = startFeed(ctx, c, workflowID, runID, w.dc), false
 	}
-	polling := live && (w.streaming || len(w.tools) > 0)
 	var tick <-chan time.Time
 	var t *time.Timer
-	if polling {
-		t = time.NewTimer(w.liveWait())
-		defer t.Stop()
-		tick = t.C
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	poll := func() {
+		if t == nil && o.Live && (w.streaming || len(w.tools) > 0) {
+			t = time.NewTimer(w.liveWait())
+			tick = t.C
+		}
 	}
+	poll()
 	for {
 		select {
 		case <-ctx.Done():
@@ -184,6 +205,14 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 				return fmt.Errorf("history of %s: %w", workflowID, err)
 			}
 			return nil
+		case events := <-w.feed.excerpts:
+			if len(events) == 0 || events[0].Seq > w.after+1 {
+				return nil // events before these are still to be read
+			}
+			if err := w.deliver(ctx, o, events, fn); err != nil {
+				return err
+			}
+			poll()
 		case <-tick:
 			if err := w.liveRead(ctx, c, workflowID, runID, fn); err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -259,7 +260,9 @@ func (r *costBench) countHistory(ctx context.Context, workflowID string, f *cost
 					next = prev
 				}
 			case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-				f.workflow++
+				if !onlyChangeVersion(ev.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes()) {
+					f.workflow++
+				}
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 				f.activity += float64(ev.GetActivityTaskStartedEventAttributes().GetAttempt())
 			case enumspb.EVENT_TYPE_MARKER_RECORDED:
@@ -280,6 +283,16 @@ func (r *costBench) countHistory(ctx context.Context, workflowID string, f *cost
 		}
 		runID = next
 	}
+}
+
+// onlyChangeVersion says whether an upsert sets only TemporalChangeVersion,
+// which workflow.GetVersion upserts with its marker: Temporal Cloud does not
+// count it ("The TemporalChangeVersion Search Attribute, used for Workflow
+// versioning, is also exempt from Action counting", docs.temporal.io/cloud/actions).
+func onlyChangeVersion(sa *commonpb.SearchAttributes) bool {
+	fields := sa.GetIndexedFields()
+	_, ok := fields["TemporalChangeVersion"]
+	return ok && len(fields) == 1
 }
 
 func (r *costBench) loop(ctx context.Context, watched bool) (costFigures, error) {

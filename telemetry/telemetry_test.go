@@ -128,18 +128,19 @@ func TestSpansOnceAcrossReplays(t *testing.T) {
 	for _, n := range []string{"StartActivity:ModelTurn", "RunActivity:ModelTurn", "chat " + demo.ModelID} {
 		require.Equal(t, demoTurns, names[n], n)
 	}
-	// FinalizeToolCall runs only for runs with afterToolCall hooks.
-	for _, stage := range []string{"PrepareToolCall", "ExecuteToolCall"} {
-		require.Equal(t, demoToolCalls, names["StartActivity:"+stage], stage)
-		require.Equal(t, demoToolCalls, names["RunActivity:"+stage], stage)
-	}
+	// PrepareToolCall runs only for runs with beforeToolCall hooks (the
+	// model turn prepares the calls of the others), FinalizeToolCall only
+	// for runs with afterToolCall hooks.
+	require.Equal(t, demoToolCalls, names["StartActivity:ExecuteToolCall"])
+	require.Equal(t, demoToolCalls, names["RunActivity:ExecuteToolCall"])
+	require.Zero(t, names["StartActivity:PrepareToolCall"])
 	stages := map[string]int{}
 	for n, k := range names {
 		if stage, _, ok := strings.Cut(n, "_tool "); ok {
 			stages[stage] += k
 		}
 	}
-	require.Equal(t, map[string]int{"prepare": demoToolCalls, "execute": demoToolCalls}, stages)
+	require.Equal(t, map[string]int{"execute": demoToolCalls}, stages)
 	for _, s := range spans {
 		if s.Name() == "StartWorkflow:AgentLoop" {
 			require.False(t, s.Parent().IsValid(), "the starter's span is the root")

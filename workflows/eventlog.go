@@ -47,3 +47,27 @@ func (l *eventLog) page(q agentapi.EventsQuery) []agent.Event {
 	}
 	return out
 }
+
+// maxExcerptBytes bounds the events a model turn's input carries for
+// watchers (excerpt); past it the watcher asks the events Query.
+const maxExcerptBytes = 32 << 10
+
+// excerpt returns the events after seq after for the next ModelTurn's input
+// (agentapi.LogExcerpt), or nil when they are over maxExcerptBytes. The
+// input is not compared on replay, so what it carries needs no version.
+func (l *eventLog) excerpt(after int64) []agent.Event {
+	start := after + 1 - l.first
+	if start < 0 {
+		start = 0
+	}
+	var out []agent.Event
+	size := 0
+	for i := start; i < int64(len(l.events)); i++ {
+		b, _ := json.Marshal(l.events[i])
+		if size += len(b); size > maxExcerptBytes {
+			return nil
+		}
+		out = append(out, l.events[i])
+	}
+	return out
+}

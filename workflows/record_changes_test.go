@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,6 +85,35 @@ func recordWorkspaceElsewhere(t *testing.T) (client.Client, string) {
 	return c, run.GetID()
 }
 
+// A parallel batch of a run with no before hooks, prepared by its model
+// turn: a valid call runs with no PrepareToolCall, an invalid one ends with
+// pi's validation error, and one whose arguments coercion changes ("2" for
+// a number) still goes through PrepareToolCall; the tool runs twice.
+func recordPrepareInModelTurn(t *testing.T) (client.Client, string) {
+	var executed atomic.Int32
+	h := recording(t, []llm.ScriptedResponse{
+		answer(agent.ToolCall("c1", "num", map[string]any{"n": 1}), agent.ToolCall("c2", "num", map[string]any{"n": "many"}),
+			agent.ToolCall("c3", "num", map[string]any{"n": "2"})),
+		answer(text("done")),
+	}, badNumTool(&executed))
+	in := h.input("go", "num")
+	in.ToolExecution = agent.ExecutionParallel
+	run := h.start(in)
+	res := h.result(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	require.EqualValues(t, 2, executed.Load())
+	hist, err := testenv.History(context.Background(), h.c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	locals := 0
+	for _, e := range hist.GetEvents() {
+		if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+			locals++
+		}
+	}
+	require.Equal(t, 2, locals, "ResolveRun and the coerced call's PrepareToolCall")
+	return h.c, run.GetID()
+}
+
 // Each recorded history of these changes holds its version marker.
 func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 	for file, change := range map[string]string{
@@ -95,6 +125,7 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		// Recorded by remotehooks_test.go with -record-histories.
 		"remote-hooks-activity-parallel.json":  "remote-hooks",
 		"remote-hooks-webhook-sequential.json": "remote-hooks",
+		"prepare-in-model-turn.1.json":         "prepare-in-model-turn",
 	} {
 		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
 		require.NoError(t, err)

@@ -24,9 +24,11 @@ const (
 	abortedToolStartTimeout = 30 * time.Second
 )
 
-// prepare is pi's prepareToolCall. A call naming a tool the run does not have
-// is answered here; everything else runs the PrepareToolCall local activity.
-func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.PrepareOutput {
+// prepare is pi's prepareToolCall for the call at pos among its message's
+// tool calls. A call naming a tool the run does not have is answered here,
+// one the model turn prepared (prepared.go) from what it found; everything
+// else runs the PrepareToolCall local activity.
+func (l *loop) prepare(ctx workflow.Context, call agent.Content, pos int) activities.PrepareOutput {
 	if why := l.budgetToolCall(); why != "" {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(agent.BudgetErrorMessage(why))}
@@ -35,6 +37,14 @@ func (l *loop) prepare(ctx workflow.Context, call agent.Content) activities.Prep
 	if _, ok := l.tools[call.Name]; !ok && !sub {
 		return activities.PrepareOutput{Immediate: true, IsError: true,
 			Result: agent.ErrorResult(fmt.Sprintf("Tool %s not found", call.Name))}
+	}
+	// Only the run's registry tools are prepared in the turn: a remote
+	// or sub-agent tool of the same name as a worker's registry tool is
+	// not that tool.
+	if _, remote := l.remote[call.Name]; !remote && !sub {
+		if out, ok := l.preparedInTurn(call, pos); ok {
+			return out
+		}
 	}
 	in := l.prepareInput(call)
 	if sub {

@@ -76,6 +76,14 @@ type loop struct {
 	turnsAtStart       int
 	continueAfterTurns int
 	lastAssistant      agent.Message
+	// turnPrepared is the last model turn's preparation of its answer's
+	// tool calls (prepared.go).
+	turnPrepared []activities.PreparedCall
+	// watched says that someone watched the last model turn; carriedUpTo
+	// is the log's last event when the last model turn was scheduled
+	// (logExcerpt, turn.go).
+	watched     bool
+	carriedUpTo int64
 
 	steering  queue
 	followUps queue

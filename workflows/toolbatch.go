@@ -41,7 +41,7 @@ func (l *loop) executeSequential(ctx workflow.Context, calls []agent.Content) to
 	shared := sharedIDs(calls)
 	for i, call := range calls {
 		l.startCall(call, i+1)
-		prep := l.prepare(ctx, call)
+		prep := l.prepare(ctx, call, i+1)
 		if !prep.Immediate {
 			if reason := l.needsApproval(call); reason != "" {
 				key := callKey{call.ID, i + 1}
@@ -82,7 +82,7 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 	shared := sharedIDs(calls)
 	for i, call := range calls {
 		l.startCall(call, i+1)
-		prep := l.prepare(ctx, call)
+		prep := l.prepare(ctx, call, i+1)
 		if prep.Immediate {
 			fin := finalized{call: call, result: prep.Result, isError: prep.IsError}
 			l.endCall(i+1, fin)

@@ -41,6 +41,7 @@ func (l *loop) modelTurn(ctx workflow.Context, overBudget string) agent.Message 
 	start.Usage = nil
 	l.emit(agent.Event{Type: agent.EventMessageStart, Message: &start})
 	var msg agent.Message
+	l.turnPrepared = nil
 	switch {
 	case l.aborted:
 		msg = l.abortedMessage(ctx)
@@ -74,6 +75,8 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	opts := modelActivityOptions(l.cfg)
 	opts.Summary = fmt.Sprintf("%s turn %d", l.cfg.Model, l.turn)
 	actx := workflow.WithActivityOptions(l.activityCtx(), opts)
+	prepare := l.prepareInTurn(ctx)
+	events := l.logExcerpt()
 	var f workflow.Future
 	var drift driftWait
 	for {
@@ -87,6 +90,8 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 			Defined:     l.definedTools(),
 			Context:     ref,
 			Turn:        l.turn,
+			Prepare:     prepare,
+			Events:      events,
 		})
 		l.wait(ctx, f)
 		if !l.driftAgain(ctx, &drift, f.Get(ctx, nil), true) {
@@ -123,6 +128,10 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 	if out.Retried != nil {
 		l.usage = l.usage.Add(*out.Retried)
 	}
+	if prepare {
+		l.turnPrepared = out.Prepared
+	}
+	l.watched = out.Watched
 	// The store now holds the context this turn sent (an activity of an
 	// older version returns no segments: the next turn sends it all again).
 	if agent.SegmentsLen(out.Segments) > agent.SegmentsLen(l.segments) && agent.SegmentsLen(out.Segments) <= l.context.Len() {
@@ -130,6 +139,21 @@ func (l *loop) callModel(ctx workflow.Context) agent.Message {
 		l.forget()
 	}
 	return out.Message
+}
+
+// logExcerpt is what the model turn about to be scheduled carries of the event
+// log for watchers: the events since the last model turn was scheduled,
+// when someone watched that turn (its worker read the watch lease). A
+// watcher who has read the log up to there reads these from the history
+// it long-polls, with no Query (agentclient/feed.go); nobody watching,
+// history holds nothing more.
+func (l *loop) logExcerpt() []agent.Event {
+	after := l.carriedUpTo
+	l.carriedUpTo = l.events.last()
+	if !l.watched {
+		return nil
+	}
+	return l.events.excerpt(after)
 }
 
 // assistantShell is an assistant message for this run's model with no
