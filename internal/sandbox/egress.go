@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"time"
 )
 
@@ -29,13 +28,9 @@ type Egress struct {
 
 // Check resolves hostport and returns the address to dial, or why not.
 func (e Egress) Check(ctx context.Context, hostport string) (netip.AddrPort, error) {
-	host, portText, err := net.SplitHostPort(hostport)
+	host, port, err := splitHostPort(hostport)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: %q is not host:port", errRefused, hostport)
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: bad port in %q", errRefused, hostport)
+		return netip.AddrPort{}, err
 	}
 	if e.AllowLoopback {
 		addrs, err := resolve(ctx, host)
@@ -43,7 +38,7 @@ func (e Egress) Check(ctx context.Context, hostport string) (netip.AddrPort, err
 			return netip.AddrPort{}, err
 		}
 		if loopbackOnly(addrs) {
-			dest := netip.AddrPortFrom(addrs[0], uint16(port))
+			dest := netip.AddrPortFrom(addrs[0], port)
 			if e.isFrontend(ctx, dest) {
 				return netip.AddrPort{}, fmt.Errorf("%w: %s is the Temporal frontend", errRefused, hostport)
 			}
@@ -81,12 +76,8 @@ func loopbackOnly(addrs []netip.Addr) bool {
 
 func (e Egress) isFrontend(ctx context.Context, dest netip.AddrPort) bool {
 	for _, hp := range e.Frontends {
-		host, portText, err := net.SplitHostPort(hp)
-		if err != nil {
-			continue
-		}
-		port, err := strconv.ParseUint(portText, 10, 16)
-		if err != nil || uint16(port) != dest.Port() {
+		host, port, err := splitHostPort(hp)
+		if err != nil || port != dest.Port() {
 			continue
 		}
 		addrs, _ := resolve(ctx, host)

@@ -229,13 +229,9 @@ type policy struct {
 
 // check resolves hostport and returns the address to dial, or why not.
 func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, error) {
-	host, portText, err := net.SplitHostPort(hostport)
+	host, port, err := splitHostPort(hostport)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: %q is not host:port", errRefused, hostport)
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: bad port in %q", errRefused, hostport)
+		return netip.AddrPort{}, err
 	}
 	addrs, err := resolve(ctx, host)
 	if err != nil {
@@ -255,7 +251,21 @@ func (pol policy) check(ctx context.Context, hostport string) (netip.AddrPort, e
 			return netip.AddrPort{}, fmt.Errorf("%w: %s (%s) is an address of this host (%s)", errRefused, host, a, o)
 		}
 	}
-	return netip.AddrPortFrom(addrs[0], uint16(port)), nil
+	return netip.AddrPortFrom(addrs[0], port), nil
+}
+
+// splitHostPort splits a proxy request's or webhook's host:port, refusing
+// what is not one.
+func splitHostPort(hostport string) (string, uint16, error) {
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %q is not host:port", errRefused, hostport)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: bad port in %q", errRefused, hostport)
+	}
+	return host, uint16(port), nil
 }
 
 // frontendAddrs resolves the frontend hosts now: their addresses may
