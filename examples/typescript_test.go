@@ -28,7 +28,8 @@ const tsDir = "typescript"
 // The TypeScript example as its README runs it, against the real worker
 // binary, a dev server, the codec server and a model served over the
 // OpenAI-compatible wire format: the TypeScript worker serves the remote
-// tool notes_search, which a parallel batch runs beside the built-in ls;
+// tool notes_search, which a parallel batch runs beside the built-in ls,
+// and a before hook that blocks the batch's ls of a path outside the notes;
 // the TypeScript client starts a session, prompts, follows the events,
 // approves the call and prints the tool's full output read from the codec
 // server; the steering message the tool queued reaches the next turn.
@@ -65,7 +66,8 @@ func TestTypeScriptExample(t *testing.T) {
 	model := fakeprovider.New(t,
 		fakeprovider.Reply{Body: toolCalls(
 			[2]string{"ls", `{"path":"."}`},
-			[2]string{"notes_search", `{"query":"temporal","limit":"40"}`})},
+			[2]string{"notes_search", `{"query":"temporal","limit":"40"}`},
+			[2]string{"ls", `{"path":"/etc"}`})},
 		fakeprovider.Reply{Body: textAnswer("40 notes mention temporal.")})
 	model.Always = &fakeprovider.Reply{Body: textAnswer("Nothing more.")}
 
@@ -114,6 +116,10 @@ func TestTypeScriptExample(t *testing.T) {
 		rest = rest[i+len(w):]
 	}
 	require.Contains(t, printed, "tool end ls call_0: notes.md")
+	// The TypeScript before hook blocked the third call, beside the others
+	// in the batch.
+	require.Contains(t, printed, `tool start ls call_2 {"path":"/etc"}`)
+	require.Contains(t, printed, "tool end ls call_2 (error): notes hook: /etc is outside the notes")
 	for i := 1; i <= 40; i++ {
 		require.Contains(t, printed, fmt.Sprintf("note %03d: temporal appears", i), "the full output, read over HTTP")
 	}

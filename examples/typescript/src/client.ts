@@ -82,7 +82,9 @@ async function main(): Promise<void> {
         heartbeatTimeout: '30s',
         replay: 'safe',
       }],
-      // A person approves every call of the remote tool.
+      // The worker of worker.ts checks every call first (a remote before
+      // hook), then a person approves every call of the remote tool.
+      beforeToolCall: [{ activity: { taskQueue: toolQueue, activityType: 'CheckCall', timeout: '10s' } }],
       approval: { tools: ['notes_search'] },
     }],
   });

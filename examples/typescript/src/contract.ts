@@ -77,3 +77,18 @@ export interface EventsPage {
   done: boolean;
   continuedAsNew?: boolean;
 }
+
+// A remote before hook's request (docs/api.md, Hooks): pi's hook context.
+export interface BeforeHookRequest {
+  hook: 'beforeToolCall';
+  run: { workflowId: string; runId: string };
+  toolCall: { type: 'toolCall'; id: string; name: string; arguments: Record<string, unknown> };
+  args: Record<string, unknown>;
+  aborted?: boolean;
+}
+
+// What a before hook answers to block the call; nothing lets it run.
+export interface BeforeHookResult {
+  block: boolean;
+  reason?: string;
+}

@@ -1,14 +1,15 @@
 // A Temporal worker of one's own, in TypeScript, serving a remote tool of
-// agentloop: the activity NotesSearch on task queue `notes-tools` (or
-// $TOOL_TASK_QUEUE). A run declares it in its remoteTools (client.ts); the
-// loop validates the arguments, asks for approval and runs the hooks, and
-// schedules this activity only to execute the call.
+// agentloop and a remote before hook: the activities NotesSearch and
+// CheckCall on task queue `notes-tools` (or $TOOL_TASK_QUEUE). A run
+// declares them in its remoteTools and beforeToolCall (client.ts); the loop
+// validates the arguments, asks for approval and runs the hooks, and
+// schedules NotesSearch only to execute the call.
 //
 //   node dist/worker.js      (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TOOL_TASK_QUEUE)
 import { Context, heartbeat } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import type { Content, RemoteToolInput, RemoteToolResult, ToolQueue, ToolUpdate } from './contract';
+import type { BeforeHookRequest, BeforeHookResult, Content, RemoteToolInput, RemoteToolResult, ToolQueue, ToolUpdate } from './contract';
 
 const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
 const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
@@ -27,6 +28,17 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address }), namespace });
 
   const activities = {
+    // A before hook (beforeToolCall: [{activity: ...}]): it sees every call
+    // of the run, built-in tools included, after validation and before
+    // approval; answering nothing lets the call run.
+    async CheckCall(req: BeforeHookRequest): Promise<BeforeHookResult | undefined> {
+      const path = String(req.args.path ?? '');
+      if (req.toolCall.name === 'ls' && (path.startsWith('/') || path.split('/').includes('..'))) {
+        return { block: true, reason: `notes hook: ${path} is outside the notes` };
+      }
+      return undefined;
+    },
+
     // The activity type the run declares (remoteTools[].activityType).
     async NotesSearch(input: RemoteToolInput): Promise<RemoteToolResult> {
       const start = process.hrtime.bigint();
