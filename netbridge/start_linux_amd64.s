@@ -30,6 +30,9 @@ DATA defpath<>+8(SB)/8, $"al/bin:/"
 DATA defpath<>+16(SB)/8, $"usr/bin:"
 DATA defpath<>+24(SB)/8, $"/bin\x00\x00\x00\x00"
 GLOBL defpath<>(SB), RODATA, $32
+DATA devnull<>+0(SB)/8, $"/dev/nul"
+DATA devnull<>+8(SB)/8, $"l\x00\x00\x00\x00\x00\x00\x00"
+GLOBL devnull<>(SB), RODATA, $16
 DATA one<>+0(SB)/4, $1
 GLOBL one<>(SB), RODATA, $4
 
@@ -54,6 +57,8 @@ DATA msghdr<>+40(SB)/8, $24 // CMSG_SPACE(4)
 GLOBL msghdr<>(SB), NOPTR, $56
 
 GLOBL envp<>(SB), NOPTR, $8
+GLOBL sigaction<>(SB), NOPTR, $32
+GLOBL sigdefault<>(SB), RODATA, $32
 GLOBL path<>(SB), NOPTR, $4096
 GLOBL msgiov<>(SB), NOPTR, $96 // six iovecs
 GLOBL digits<>(SB), NOPTR, $24
@@ -112,6 +117,32 @@ parsed:
 	ROLW $8, AX
 	MOVW AX, addr<>+2(SB)
 	MOVQ R11, R14
+
+	// Standard descriptors left closed get /dev/null, as the runtime's
+	// checkfds gives them; should that fail, the runtime fails it too.
+	XORQ R15, R15
+
+stdfd:
+	MOVQ $72, AX // fcntl(fd, F_GETFD)
+	MOVQ R15, DI
+	MOVQ $1, SI
+	SYSCALL
+	CMPQ AX, $-9 // EBADF
+	JNE  stdopen
+	MOVQ $2, AX // open("/dev/null", O_RDWR)
+	LEAQ devnull<>(SB), DI
+	MOVQ $2, SI
+	XORQ DX, DX
+	SYSCALL
+	CMPQ AX, R15
+	JNE  gostart
+
+stdopen:
+	CMPQ AX, $-4095
+	JHI  gostart
+	INCQ R15
+	CMPQ R15, $3
+	JLT  stdfd
 
 	// socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC, 0)
 	MOVQ $41, AX
@@ -204,8 +235,8 @@ bridgefailed: // AX: -errno; R8: the failed call's Go string
 	JMP  die<>(SB)
 
 sent:
-	// The environment without empty entries and NAME=..., as
-	// syscall.Unsetenv and syscall.Environ leave it.
+	// The environment without empty entries, later mentions of a key
+	// and NAME=..., as syscall's copyenv, Unsetenv and Environ leave it.
 	MOVQ envp<>(SB), SI
 	MOVQ SI, DI
 
@@ -238,12 +269,65 @@ nameend:
 	JNE  filter // NAME=...: dropped (an empty NAME drops nothing)
 
 keep:
+	MOVQ envp<>(SB), R10
+
+kept: // is AX's key among those kept, [envp, DI)?
+	CMPQ R10, DI
+	JEQ  store
+	MOVQ 0(R10), R8
+	ADDQ $8, R10
+	MOVQ AX, R9
+
+samekey:
+	MOVB 0(R9), CX
+	CMPB CX, 0(R8)
+	JNE  kept
+	CMPB CX, $'='
+	JEQ  filter // a later mention: dropped
+	TESTB CX, CX
+	JZ   store  // no key
+	INCQ R8
+	INCQ R9
+	JMP  samekey
+
+store:
 	MOVQ AX, 0(DI)
 	ADDQ $8, DI
 	JMP  filter
 
 filtered:
 	MOVQ $0, 0(DI)
+
+	// The runtime's initsig takes over the signals it handles (all but
+	// SIGHUP and SIGINT when ignored, the job control ones, 32 and 34),
+	// and the exec leaves those at their default: so does the bridge
+	// with those it was started ignoring.
+	MOVQ $0xfffffffd7fc1fefc, R13 // bit N-1: signal N
+	MOVQ $1, R12
+
+signal:
+	BTQ  $0, R13
+	JCC  nextsignal
+	MOVQ $13, AX // rt_sigaction(sig, NULL, &sigaction, 8)
+	MOVQ R12, DI
+	XORQ SI, SI
+	LEAQ sigaction<>(SB), DX
+	MOVQ $8, R10
+	SYSCALL
+	CMPQ sigaction<>(SB), $1 // SIG_IGN
+	JNE  nextsignal
+	MOVQ $13, AX // rt_sigaction(sig, &SIG_DFL, NULL, 8)
+	MOVQ R12, DI
+	LEAQ sigdefault<>(SB), SI
+	XORQ DX, DX
+	MOVQ $8, R10
+	SYSCALL
+
+nextsignal:
+	SHRQ $1, R13
+	INCQ R12
+	TESTQ R13, R13
+	JNZ  signal
 
 	// A command named with a slash is executed as it is.
 	MOVQ 0(R14), BX

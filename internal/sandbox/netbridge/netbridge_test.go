@@ -3,10 +3,10 @@
 package netbridge_test
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -42,8 +42,8 @@ func TestBuiltBridgeDoesWhatMainDoes(t *testing.T) {
 	defer busy.Close()
 	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
 
-	show := `echo "[$GOMAXPROCS] [$X] [$PATH]"; ls /proc/self/fd`
-	env := []string{"PATH=/usr/bin:/bin", "GOMAXPROCS=1", "X=y", "", "GOMAXPROCSX=2"}
+	show := `echo "[$GOMAXPROCS] [$X] [$PATH]"; ls /proc/self/fd; grep SigIgn /proc/self/status`
+	env := []string{"PATH=/usr/bin:/bin", "GOMAXPROCS=1", "X=y", "", "GOMAXPROCSX=2", "X=shadowed", "PATH=/shadowed", "GOMAXPROCS=2"}
 	cases := []struct {
 		name   string
 		args   []string // PORT stands for a free port
@@ -69,6 +69,11 @@ func TestBuiltBridgeDoesWhatMainDoes(t *testing.T) {
 		// The Go program, started after the assembly looked at the call.
 		{"guard", []string{netbridge.Lifeline, "3", "group", "--", "sh", "-c", show + "; exit 3"}, env, false, true},
 	}
+	// The bridge starts with signals ignored, which the Go runtime takes
+	// over (but SIGINT) and the exec then leaves at their default.
+	ignored := []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE, syscall.SIGUSR1}
+	signal.Ignore(ignored...)
+	defer signal.Reset(ignored...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := runBridge(t, reference, c.args, c.env, c.listen, c.pipe)
@@ -122,16 +127,20 @@ func runBridge(t *testing.T, bin string, args, env []string, listen, pipe bool) 
 		ours, theirs = os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
 	}
 	defer ours.Close()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, argv...)
-	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = env, &stdout, &stderr, []*os.File{theirs}
-	cmd.Dir = "/"
-	err := cmd.Run()
+	// os.StartProcess, not exec.Cmd: the environment goes as it is,
+	// keys mentioned twice included.
+	stdout, stderr := output(t), output(t)
+	p, err := os.StartProcess(bin, append([]string{bin}, argv...),
+		&os.ProcAttr{Dir: "/", Env: env, Files: []*os.File{nil, stdout, stderr, theirs}})
 	theirs.Close()
-	run := bridgeRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+	if err != nil {
 		t.Fatal(err)
 	}
+	state, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := bridgeRun{code: state.ExitCode(), stdout: written(t, stdout), stderr: written(t, stderr)}
 	if !pipe {
 		run.listener = received(t, ours)
 	}
@@ -142,6 +151,23 @@ func runBridge(t *testing.T, bin string, args, env []string, listen, pipe bool) 
 		run.listener = "127.0.0.1:PORT" // each run has a port of its own
 	}
 	return run
+}
+
+func output(t *testing.T) *os.File {
+	f, err := os.CreateTemp(t.TempDir(), "output")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func written(t *testing.T, f *os.File) string {
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // received is the address of the listening socket that came over sock,
