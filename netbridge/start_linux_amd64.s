@@ -13,7 +13,11 @@
 // it, when set, with nothing done but the g0 stack bounds and CPUID; a
 // program without cgo has it nil (runtime/cgo.go), and a defined symbol
 // takes the place of the runtime's zero one, as runtime/cgo's does. So no
-// linker flag is needed; the build tag keeps it out of cgo builds.
+// linker flag is needed; the build tag keeps it out of cgo builds. What
+// the runtime's start did for the command (checkfds, copyenv, initsig)
+// is done here too. It leans on rt0_go's frame and runtime internals of
+// Go 1.26: TestBuiltBridgeDoesWhatMainDoes (internal/sandbox/netbridge)
+// compares this bridge with the Go one, to catch a release that moves them.
 DATA _cgo_init+0(SB)/8, $bridge<>(SB)
 GLOBL _cgo_init(SB), NOPTR, $8
 
