@@ -10,4 +10,9 @@
 // call. The worker finds it there or on PATH; without it the worker runs
 // itself as the bridge, which starts slower (its packages'
 // initialisation).
+//
+// On linux/amd64 without cgo, a well-formed -send call runs in assembly
+// before the Go runtime starts (start_linux_amd64.s, hooked in as the
+// runtime's _cgo_init, so the build needs no flags); everything else,
+// the guard included, starts the Go program as before.
 package main
