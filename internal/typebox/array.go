@@ -60,16 +60,13 @@ func (c *checker) checkItems(ctx *errCtx, s *jsObject, path string, value []any)
 	if prefix, isPrefix := schemaListKeyword(s, "prefixItems"); isPrefix {
 		offset = len(prefix)
 	}
-	ok := true
+	run := newKeywordRun(ctx)
 	for i := offset; i < len(value); i++ {
-		if !c.validate(ctx, items, path+"/"+strconv.Itoa(i), value[i]) {
-			ok = false
-			if ctx.short() {
-				return false
-			}
+		if !run.next(c.validate(ctx, items, path+"/"+strconv.Itoa(i), value[i])) {
+			return false
 		}
 	}
-	return ok
+	return run.ok
 }
 
 func (c *checker) checkMinContains(ctx *errCtx, s *jsObject, path string, value []any) bool {
@@ -117,16 +114,13 @@ func (c *checker) checkUniqueItems(ctx *errCtx, s *jsObject, path string, value 
 
 // positionalItems checks each item against the schema at its position.
 func (c *checker) positionalItems(ctx *errCtx, schemas []any, path string, value []any) bool {
-	ok := true
+	run := newKeywordRun(ctx)
 	for i, item := range schemas {
-		if i < len(value) && !c.validate(ctx, item, path+"/"+strconv.Itoa(i), value[i]) {
-			ok = false
-			if ctx.short() {
-				return false
-			}
+		if i < len(value) && !run.next(c.validate(ctx, item, path+"/"+strconv.Itoa(i), value[i])) {
+			return false
 		}
 	}
-	return ok
+	return run.ok
 }
 
 // countMatching counts the items that match schema; with firstOnly it stops

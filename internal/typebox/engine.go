@@ -241,7 +241,9 @@ func typeMatches(name string, value any) bool {
 // A check stops at the first failing keyword, as TypeBox's do (what comes
 // after it, a $ref cycle say, is never entered); collecting errors runs them
 // all. The checks are direct calls: through function values ctx would escape
-// and every nested context would be allocated on the heap.
+// and every nested context would be allocated on the heap. The keywords that
+// check each property or item (properties, items, ...) run their parts the
+// same way.
 type keywordRun struct {
 	short bool
 	ok    bool

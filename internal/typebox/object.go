@@ -85,7 +85,7 @@ func (c *checker) checkDependencies(ctx *errCtx, s *jsObject, path string, obj o
 	if !isDeps {
 		return true
 	}
-	ok := true
+	run := newKeywordRun(ctx)
 	for _, key := range deps.keys {
 		if _, has := obj.props[key]; !has {
 			continue
@@ -98,14 +98,11 @@ func (c *checker) checkDependencies(ctx *errCtx, s *jsObject, path string, obj o
 		} else {
 			passed = c.validate(ctx, deps.vals[key], path, obj.props)
 		}
-		if !passed {
-			ok = false
-			if ctx.short() {
-				return false
-			}
+		if !run.next(passed) {
+			return false
 		}
 	}
-	return ok
+	return run.ok
 }
 
 func (c *checker) checkDependentRequired(ctx *errCtx, s *jsObject, path string, obj objectInstance) bool {
@@ -113,7 +110,7 @@ func (c *checker) checkDependentRequired(ctx *errCtx, s *jsObject, path string, 
 	if !isDeps {
 		return true
 	}
-	ok := true
+	run := newKeywordRun(ctx)
 	for _, key := range deps.keys {
 		if _, has := obj.props[key]; !has {
 			continue
@@ -121,15 +118,12 @@ func (c *checker) checkDependentRequired(ctx *errCtx, s *jsObject, path string, 
 		// Unlike dependencies, one error per missing dependency.
 		names, _ := stringList(deps.vals[key])
 		for _, name := range names {
-			if _, has := obj.props[name]; !has {
-				ok = ctx.add("dependentRequired", path, dependencyMessage(key, names))
-				if ctx.short() {
-					return false
-				}
+			if _, has := obj.props[name]; !has && !run.next(ctx.add("dependentRequired", path, dependencyMessage(key, names))) {
+				return false
 			}
 		}
 	}
-	return ok
+	return run.ok
 }
 
 func (c *checker) checkDependentSchemas(ctx *errCtx, s *jsObject, path string, obj objectInstance) bool {
@@ -137,16 +131,13 @@ func (c *checker) checkDependentSchemas(ctx *errCtx, s *jsObject, path string, o
 	if !isDeps {
 		return true
 	}
-	ok := true
+	run := newKeywordRun(ctx)
 	for _, key := range deps.keys {
-		if _, has := obj.props[key]; has && !c.validate(ctx, deps.vals[key], path, obj.props) {
-			ok = false
-			if ctx.short() {
-				return false
-			}
+		if _, has := obj.props[key]; has && !run.next(c.validate(ctx, deps.vals[key], path, obj.props)) {
+			return false
 		}
 	}
-	return ok
+	return run.ok
 }
 
 func (c *checker) checkPatternProperties(ctx *errCtx, s *jsObject, path string, obj objectInstance) bool {
@@ -154,22 +145,19 @@ func (c *checker) checkPatternProperties(ctx *errCtx, s *jsObject, path string, 
 	if !isPP {
 		return true
 	}
-	ok := true
+	run := newKeywordRun(ctx)
 	for _, pattern := range patterns.keys {
 		re := c.cs.pattern(pattern)
 		if re == nil {
 			continue
 		}
 		for _, key := range obj.keys {
-			if c.test(re, key) && !c.validate(ctx, patterns.vals[pattern], path+"/"+encodeFragment(key), obj.props[key]) {
-				ok = false
-				if ctx.short() {
-					return false
-				}
+			if c.test(re, key) && !run.next(c.validate(ctx, patterns.vals[pattern], path+"/"+encodeFragment(key), obj.props[key])) {
+				return false
 			}
 		}
 	}
-	return ok
+	return run.ok
 }
 
 func (c *checker) checkProperties(ctx *errCtx, s *jsObject, path string, obj objectInstance) bool {
@@ -177,16 +165,13 @@ func (c *checker) checkProperties(ctx *errCtx, s *jsObject, path string, obj obj
 	if !isProps {
 		return true
 	}
-	ok := true
+	run := newKeywordRun(ctx)
 	for _, key := range props.keys {
-		if v, has := obj.props[key]; has && !c.validate(ctx, props.vals[key], path+"/"+encodeFragment(key), v) {
-			ok = false
-			if ctx.short() {
-				return false
-			}
+		if v, has := obj.props[key]; has && !run.next(c.validate(ctx, props.vals[key], path+"/"+encodeFragment(key), v)) {
+			return false
 		}
 	}
-	return ok
+	return run.ok
 }
 
 func (c *checker) checkPropertyNames(ctx *errCtx, s *jsObject, path string, obj objectInstance) bool {
