@@ -36,21 +36,10 @@ var anthropicSelf = []agent.Content{
 func TestAnthropicStreamsToolUseWithThinking(t *testing.T) {
 	f := newFakeProvider(t, reply{Fixture: "anthropic_tool_use.sse"})
 	m := anthropicModelFor(t, f, "claude-sonnet-4-5")
-	rec := &recorder{}
 	msgs := testTranscript(AnthropicProviderName, APIAnthropicMessages, "claude-sonnet-4-5", anthropicSelf)
-	got, err := m.Stream(context.Background(), testRequest(msgs, "medium"), rec.emit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "anthropic_tool_use.want.json", got)
-	golden(t, "anthropic_tool_use.request.json", f.request(0))
-
-	wantEvents := "start thinking_start thinking_delta thinking_delta thinking_end thinking_start thinking_end " +
-		"text_start text_delta text_delta text_end toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_end done"
-	if rec.types() != wantEvents {
-		t.Errorf("events:\n got %s\nwant %s", rec.types(), wantEvents)
-	}
-	rec.checkPartials(t)
+	got, rec := streamGolden(t, f, m, testRequest(msgs, "medium"), "anthropic_tool_use",
+		"start thinking_start thinking_delta thinking_delta thinking_end thinking_start thinking_end "+
+			"text_start text_delta text_delta text_end toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_end done")
 	if h := f.header(0); h.Get("Anthropic-Beta") != interleavedThinkingBeta || h.Get("Anthropic-Version") == "" {
 		t.Errorf("headers: beta %q version %q", h.Get("Anthropic-Beta"), h.Get("Anthropic-Version"))
 	}

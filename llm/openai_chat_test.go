@@ -38,20 +38,10 @@ var chatSelf = []agent.Content{
 func TestOpenAIChatStreamsToolCalls(t *testing.T) {
 	f := newFakeProvider(t, reply{Fixture: "openai_chat_tools.sse"})
 	m := openAIModelFor(t, f, openAIChatConfig, "gpt-5")
-	rec := &recorder{}
 	msgs := testTranscript(OpenAIProviderName, APIOpenAICompletions, "gpt-5", chatSelf)
-	got, err := m.Stream(context.Background(), testRequest(msgs, "medium"), rec.emit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "openai_chat_tools.want.json", got)
-	golden(t, "openai_chat_tools.request.json", f.request(0))
-	want := "start text_start text_delta text_delta toolcall_start toolcall_delta toolcall_delta toolcall_delta " +
-		"toolcall_start toolcall_delta text_end toolcall_end toolcall_end done"
-	if rec.types() != want {
-		t.Errorf("events:\n got %s\nwant %s", rec.types(), want)
-	}
-	rec.checkPartials(t)
+	got, _ := streamGolden(t, f, m, testRequest(msgs, "medium"), "openai_chat_tools",
+		"start text_start text_delta text_delta toolcall_start toolcall_delta toolcall_delta toolcall_delta "+
+			"toolcall_start toolcall_delta text_end toolcall_end toolcall_end done")
 	if auth := f.header(0).Get("Authorization"); auth != "Bearer "+testOpenAIKey {
 		t.Errorf("Authorization %q", auth)
 	}

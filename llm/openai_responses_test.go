@@ -25,20 +25,10 @@ var responsesSelf = []agent.Content{
 func TestOpenAIResponsesStreamsReasoningAndToolCalls(t *testing.T) {
 	f := newFakeProvider(t, reply{Fixture: "openai_responses_tools.sse"})
 	m := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5")
-	rec := &recorder{}
 	msgs := testTranscript(OpenAIProviderName, APIOpenAIResponses, "gpt-5", responsesSelf)
-	got, err := m.Stream(context.Background(), testRequest(msgs, "high"), rec.emit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "openai_responses_tools.want.json", got)
-	golden(t, "openai_responses_tools.request.json", f.request(0))
-	want := "start thinking_start thinking_delta thinking_delta thinking_delta thinking_end text_start text_delta text_delta text_end " +
-		"toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_end done"
-	if rec.types() != want {
-		t.Errorf("events:\n got %s\nwant %s", rec.types(), want)
-	}
-	rec.checkPartials(t)
+	got, _ := streamGolden(t, f, m, testRequest(msgs, "high"), "openai_responses_tools",
+		"start thinking_start thinking_delta thinking_delta thinking_delta thinking_end text_start text_delta text_delta text_end "+
+			"toolcall_start toolcall_delta toolcall_delta toolcall_delta toolcall_end done")
 	if f.Requests()[0].Path != "/responses" {
 		t.Errorf("path %s", f.Requests()[0].Path)
 	}

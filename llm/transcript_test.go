@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
+	"testing"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -75,4 +77,24 @@ func testRequest(msgs []agent.Message, reasoning string) Request {
 		Tools:        testTools,
 		Options:      agent.ModelOptions{Reasoning: reasoning, Temperature: &temp, SessionID: "session-1"},
 	}
+}
+
+// streamGolden streams req through m and checks the result and the request
+// f received against the golden files name.want.json and
+// name.request.json, and the events' types against wantEvents, each partial
+// whole. It returns the result and the events.
+func streamGolden(t *testing.T, f *fakeProvider, m Model, req Request, name, wantEvents string) (agent.Message, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	got, err := m.Stream(context.Background(), req, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".want.json", got)
+	golden(t, name+".request.json", f.request(0))
+	if rec.types() != wantEvents {
+		t.Errorf("events:\n got %s\nwant %s", rec.types(), wantEvents)
+	}
+	rec.checkPartials(t)
+	return got, rec
 }
