@@ -59,45 +59,48 @@ func checkMessage(t *testing.T, m agent.Message, events []agent.StreamEvent) {
 	}
 }
 
-func FuzzAnthropicStream(f *testing.F) {
-	addSeeds(f, "anthropic_")
+// fuzzStream is the fuzz target of one provider's stream: its seeds are the
+// provider's recorded streams (testdata/prefix*.sse), and decode runs each
+// input through the SDK's decoder and the provider's handler into a.
+func fuzzStream(f *testing.F, prefix, api, provider, model string, price Price, decode func(a *assembler, r *http.Response) agent.Message) {
+	addSeeds(f, prefix)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := &recorder{}
-		a := newAssembler(APIAnthropicMessages, "anthropic", "claude-sonnet-4-5", Price{3, 15, 0.3, 3.75}, rec.emit)
-		stream := anthropicsse.NewStream[anthropic.MessageStreamEventUnion](anthropicsse.NewDecoder(sseResponse(data)), nil)
+		a := newAssembler(api, provider, model, price, rec.emit)
+		checkMessage(t, decode(a, sseResponse(data)), rec.events)
+	})
+}
+
+func FuzzAnthropicStream(f *testing.F) {
+	fuzzStream(f, "anthropic_", APIAnthropicMessages, "anthropic", "claude-sonnet-4-5", Price{3, 15, 0.3, 3.75}, func(a *assembler, r *http.Response) agent.Message {
+		stream := anthropicsse.NewStream[anthropic.MessageStreamEventUnion](anthropicsse.NewDecoder(r), nil)
 		s := newAnthropicStream(a)
 		for stream.Next() {
 			s.handle(stream.Current())
 		}
-		checkMessage(t, s.finish(), rec.events)
+		return s.finish()
 	})
 }
 
 func FuzzOpenAIChatStream(f *testing.F) {
-	addSeeds(f, "openai_chat_")
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rec := &recorder{}
-		a := newAssembler(APIOpenAICompletions, "openai", "gpt-5", Price{1.25, 10, 0.125, 0}, rec.emit)
-		stream := openaisse.NewStream[openai.ChatCompletionChunk](openaisse.NewDecoder(sseResponse(data)), nil)
+	fuzzStream(f, "openai_chat_", APIOpenAICompletions, "openai", "gpt-5", Price{1.25, 10, 0.125, 0}, func(a *assembler, r *http.Response) agent.Message {
+		stream := openaisse.NewStream[openai.ChatCompletionChunk](openaisse.NewDecoder(r), nil)
 		s := newChatStream(a, "gpt-5")
 		for stream.Next() {
 			s.handle(stream.Current())
 		}
-		checkMessage(t, s.finish(), rec.events)
+		return s.finish()
 	})
 }
 
 func FuzzOpenAIResponsesStream(f *testing.F) {
-	addSeeds(f, "openai_responses_")
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rec := &recorder{}
-		a := newAssembler(APIOpenAIResponses, "openai", "gpt-5", Price{1.25, 10, 0.125, 0}, rec.emit)
-		stream := openaisse.NewStream[responses.ResponseStreamEventUnion](openaisse.NewDecoder(sseResponse(data)), nil)
+	fuzzStream(f, "openai_responses_", APIOpenAIResponses, "openai", "gpt-5", Price{1.25, 10, 0.125, 0}, func(a *assembler, r *http.Response) agent.Message {
+		stream := openaisse.NewStream[responses.ResponseStreamEventUnion](openaisse.NewDecoder(r), nil)
 		s := newResponsesStream(a)
 		for stream.Next() && s.err == nil {
 			s.handle(stream.Current())
 		}
-		checkMessage(t, s.finish(), rec.events)
+		return s.finish()
 	})
 }
 

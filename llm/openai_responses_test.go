@@ -88,11 +88,7 @@ func TestOpenAIResponsesErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeProvider(t, tc.reply)
-			got, err := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
-			e, ok := AsError(err)
-			if !ok {
-				t.Fatalf("err = %v (%T), want *Error", err, err)
-			}
+			e, got := streamError(t, openAIModelFor(t, f, openAIResponsesConfig, "gpt-5"), testOpenAIKey)
 			if e.Kind != tc.kind || tc.message != "" && e.Message != tc.message {
 				t.Errorf("got %s %q, want %s %q", e.Kind, e.Message, tc.kind, tc.message)
 			}

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -97,4 +98,21 @@ func streamGolden(t *testing.T, f *fakeProvider, m Model, req Request, name, wan
 	}
 	rec.checkPartials(t)
 	return got, rec
+}
+
+// streamError streams one user message through m, which must fail with an
+// *Error that does not carry the API key, in itself or in the message's
+// errorMessage; it returns both.
+func streamError(t *testing.T, m Model, key string) (*Error, agent.Message) {
+	t.Helper()
+	got, err := m.Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	e, ok := AsError(err)
+	if !ok {
+		t.Fatalf("err = %v (%T), want *Error", err, err)
+	}
+	t.Logf("%s: %q", e.Kind, e.Message)
+	if strings.Contains(e.Message, key) || strings.Contains(got.ErrorMessage, key) {
+		t.Error("the API key leaked into the error")
+	}
+	return e, got
 }
