@@ -212,7 +212,7 @@ func TestAnthropicDeadlineIsRetryable(t *testing.T) {
 	f := newFakeProvider(t, reply{Fixture: "anthropic_no_stop.sse", Hold: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(ctx, Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	_, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(ctx, requestX(), nil)
 	if e, ok := AsError(err); !ok || e.Kind != ErrUnavailable {
 		t.Fatalf("a deadline is not an abort; err = %v", err)
 	}

@@ -59,7 +59,7 @@ func TestOpenAIResponsesStreamsReasoningAndToolCalls(t *testing.T) {
 
 func TestOpenAIResponsesIncompleteIsLength(t *testing.T) {
 	f := newFakeProvider(t, reply{Fixture: "openai_responses_incomplete.sse"})
-	got, err := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	got, err := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5").Stream(context.Background(), requestX(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

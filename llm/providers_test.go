@@ -146,7 +146,7 @@ func TestNetworkErrorIsUnavailable(t *testing.T) {
 	// A port nothing listens on: the connection is refused.
 	p := NewOpenAIProvider(OpenAIConfig{Name: "local", BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-secret-value"})
 	m, _ := p.Model("m")
-	_, err := m.Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	_, err := m.Stream(context.Background(), requestX(), nil)
 	e, ok := AsError(err)
 	if !ok || e.Kind != ErrUnavailable || !e.Kind.Retryable() {
 		t.Fatalf("err %v", err)

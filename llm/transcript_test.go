@@ -105,7 +105,7 @@ func streamGolden(t *testing.T, f *fakeProvider, m Model, req Request, name, wan
 // errorMessage; it returns both.
 func streamError(t *testing.T, m Model, key string) (*Error, agent.Message) {
 	t.Helper()
-	got, err := m.Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	got, err := m.Stream(context.Background(), requestX(), nil)
 	e, ok := AsError(err)
 	if !ok {
 		t.Fatalf("err = %v (%T), want *Error", err, err)
@@ -115,4 +115,16 @@ func streamError(t *testing.T, m Model, key string) (*Error, agent.Message) {
 		t.Error("the API key leaked into the error")
 	}
 	return e, got
+}
+
+// requestX is the smallest request: one user message, "x".
+func requestX() Request {
+	return Request{Messages: []agent.Message{agent.UserText("x", 0)}}
+}
+
+// streamBody serves body as the provider's one answer and streams requestX
+// through the model that model makes for that provider.
+func streamBody(t *testing.T, body string, model func(*fakeProvider) Model) (agent.Message, error) {
+	t.Helper()
+	return model(newFakeProvider(t, reply{Body: body})).Stream(context.Background(), requestX(), nil)
 }

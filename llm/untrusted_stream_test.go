@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -41,8 +40,7 @@ var chatUsageJSON = map[string]any{"prompt_tokens": 12, "completion_tokens": 3, 
 
 func streamOpenAIChat(t *testing.T, body string) (agent.Message, error) {
 	t.Helper()
-	f := newFakeProvider(t, reply{Body: body})
-	return openAIModelFor(t, f, openAIChatConfig, "gpt-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+	return streamBody(t, body, func(f *fakeProvider) Model { return openAIModelFor(t, f, openAIChatConfig, "gpt-5") })
 }
 
 func TestOpenAIChatUntrustedAnswers(t *testing.T) {
@@ -142,8 +140,7 @@ func anthropicTextBlock(index int, text string) string {
 func TestAnthropicUntrustedAnswers(t *testing.T) {
 	stream := func(t *testing.T, body string) agent.Message {
 		t.Helper()
-		f := newFakeProvider(t, reply{Body: body})
-		got, err := anthropicModelFor(t, f, "claude-haiku-4-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+		got, err := streamBody(t, body, func(f *fakeProvider) Model { return anthropicModelFor(t, f, "claude-haiku-4-5") })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,8 +208,7 @@ func responsesMessage(index int, text string) string {
 func TestOpenAIResponsesUntrustedAnswers(t *testing.T) {
 	stream := func(t *testing.T, body string) agent.Message {
 		t.Helper()
-		f := newFakeProvider(t, reply{Body: body})
-		got, err := openAIModelFor(t, f, openAIResponsesConfig, "gpt-5").Stream(context.Background(), Request{Messages: []agent.Message{agent.UserText("x", 0)}}, nil)
+		got, err := streamBody(t, body, func(f *fakeProvider) Model { return openAIModelFor(t, f, openAIResponsesConfig, "gpt-5") })
 		if err != nil {
 			t.Fatal(err)
 		}
