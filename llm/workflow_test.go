@@ -1172,14 +1172,16 @@ func TestWorkflowInvalidToolArguments(t *testing.T) {
 // ---------------------------------------------------------------------------
 // 6. Long outages and long silences.
 
-// The provider is down for 150 s (every call answers 503), then answers.
-// The model turn keeps retrying (backing off up to 30 s) within the run's
-// default retry window of two hours, and the run ends as if nothing had
-// happened: stopReason stop, the answer, the usage of the one billed call.
-// The wait is real: about 150 s.
+// The provider is down for 60 s (every call answers 503), then answers.
+// The model turn keeps retrying, backing off to its 30 s cap (attempts
+// about 0, 1, 3, 7, 15, 31 and 61 s in: the outage outlasts six), within the
+// run's default retry window of two hours, and the run ends as if nothing
+// had happened: stopReason stop, the answer, the usage of the one billed
+// call. The wait is real: about 61 s (it was 150 s, which showed nothing
+// more and was the llm package's tail).
 func TestWorkflowWaitsOutAProviderOutage(t *testing.T) {
 	t.Parallel()
-	const outage = 150 * time.Second
+	const outage = 60 * time.Second
 	f := newFakeServer(t, step{Body: chatText("gpt-5-2025-08-07", 20, 0, 5, "Back", " online.")})
 	f.GoDown(step{Status: 503, Body: `{"error":{"message":"upstream connect error","type":"server_error","param":null,"code":null}}`}, outage)
 	began := time.Now()
@@ -1201,6 +1203,8 @@ func TestWorkflowWaitsOutAProviderOutage(t *testing.T) {
 	for _, q := range reqs[:len(reqs)-1] {
 		require.True(t, q.At.Before(began.Add(outage)), "every call during the outage was refused")
 	}
+	require.GreaterOrEqual(t, len(reqs), 7, "1+2+4+8+16 s of backoff end within the outage")
+	require.GreaterOrEqual(t, last.At.Sub(reqs[len(reqs)-2].At), 30*time.Second, "the last wait is the 30 s cap")
 	turns := modelTurns(t, r.history(run))
 	require.Len(t, turns, 1, "one model turn, retried")
 	require.EqualValues(t, len(reqs), turns[0].attempt())
