@@ -28,20 +28,15 @@ func TestS3RoundTrip(t *testing.T) {
 	srv := s3server.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, tc := range []struct {
-		name string
-		keys codec.Keys
-	}{{"plain", codec.Keys{}}, {"encrypted", keyRing(t, "k1")}} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := s3Open(t, srv, Options{Keys: tc.keys})
-			require.Equal(t, "s3://"+srv.Bucket+" at "+srv.Endpoint, s.Name())
-			ref, err := s.Put(ctx, "agent/"+tc.name, payload(1))
-			require.NoError(t, err)
-			got, err := s3Open(t, srv, Options{Keys: tc.keys, CacheBytes: -1}).Get(ctx, ref)
-			require.NoError(t, err)
-			require.Equal(t, payload(1), got)
-		})
-	}
+	plainAndSealed(t, func(t *testing.T, name string, keys codec.Keys) {
+		s := s3Open(t, srv, Options{Keys: keys})
+		require.Equal(t, "s3://"+srv.Bucket+" at "+srv.Endpoint, s.Name())
+		ref, err := s.Put(ctx, "agent/"+name, payload(1))
+		require.NoError(t, err)
+		got, err := s3Open(t, srv, Options{Keys: keys, CacheBytes: -1}).Get(ctx, ref)
+		require.NoError(t, err)
+		require.Equal(t, payload(1), got)
+	})
 }
 
 func TestS3MissingAndOutage(t *testing.T) {

@@ -26,6 +26,13 @@ func payload(i int) []byte {
 	return []byte(fmt.Sprintf(`{"type":"text","text":"%d %s %s"}`, i, marker, strings.Repeat("line of output\n", 200)))
 }
 
+// plainAndSealed runs test as two subtests: "plain", with no keys, and
+// "encrypted", with a key ring of one key.
+func plainAndSealed(t *testing.T, test func(t *testing.T, name string, keys codec.Keys)) {
+	t.Run("plain", func(t *testing.T) { test(t, "plain", codec.Keys{}) })
+	t.Run("encrypted", func(t *testing.T) { test(t, "encrypted", keyRing(t, "k1")) })
+}
+
 func keyRing(t *testing.T, ids ...string) codec.Keys {
 	t.Helper()
 	var list []codec.Key
@@ -61,32 +68,27 @@ func files(t *testing.T, root string) []string {
 }
 
 func TestRoundTripDir(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		keys codec.Keys
-	}{{"plain", codec.Keys{}}, {"encrypted", keyRing(t, "k1")}} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			ctx := context.Background()
-			data := payload(1)
-			ref, err := dirStore(t, root, Options{Keys: tc.keys}).Put(ctx, "agent-1", data)
-			require.NoError(t, err)
-			sum := sha256.Sum256(data)
-			require.Equal(t, agent.BlobRef{SHA256: hex.EncodeToString(sum[:]), Size: len(data), Scope: "agent-1"}, ref)
+	plainAndSealed(t, func(t *testing.T, name string, keys codec.Keys) {
+		root := t.TempDir()
+		ctx := context.Background()
+		data := payload(1)
+		ref, err := dirStore(t, root, Options{Keys: keys}).Put(ctx, "agent-1", data)
+		require.NoError(t, err)
+		sum := sha256.Sum256(data)
+		require.Equal(t, agent.BlobRef{SHA256: hex.EncodeToString(sum[:]), Size: len(data), Scope: "agent-1"}, ref)
 
-			// A new store (another process) with no cache reads it back.
-			got, err := dirStore(t, root, Options{Keys: tc.keys, CacheBytes: -1}).Get(ctx, ref)
-			require.NoError(t, err)
-			require.Equal(t, data, got)
+		// A new store (another process) with no cache reads it back.
+		got, err := dirStore(t, root, Options{Keys: keys, CacheBytes: -1}).Get(ctx, ref)
+		require.NoError(t, err)
+		require.Equal(t, data, got)
 
-			stored, err := os.ReadFile(filepath.Join(root, "default,agent-1", ref.SHA256))
-			require.NoError(t, err)
-			require.Less(t, len(stored), len(data)/5, "blobs are gzipped")
-			info, err := os.Stat(filepath.Join(root, "default,agent-1", ref.SHA256))
-			require.NoError(t, err)
-			require.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
-		})
-	}
+		stored, err := os.ReadFile(filepath.Join(root, "default,agent-1", ref.SHA256))
+		require.NoError(t, err)
+		require.Less(t, len(stored), len(data)/5, "blobs are gzipped")
+		info, err := os.Stat(filepath.Join(root, "default,agent-1", ref.SHA256))
+		require.NoError(t, err)
+		require.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	})
 }
 
 func TestPutStoresSameBytesOnce(t *testing.T) {
@@ -161,28 +163,23 @@ func TestPlaintextBlobsReadWithKeys(t *testing.T) {
 }
 
 func TestFlippedByteIsCorrupt(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		keys codec.Keys
-	}{{"plain", codec.Keys{}}, {"encrypted", keyRing(t, "k1")}} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			ctx := context.Background()
-			ref, err := dirStore(t, root, Options{Keys: tc.keys}).Put(ctx, "wf", payload(1))
-			require.NoError(t, err)
-			path := filepath.Join(root, "default,wf", ref.SHA256)
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			for _, at := range []int{len(magic), len(data) / 2, len(data) - 1} {
-				bad := bytes.Clone(data)
-				bad[at] ^= 0x20
-				require.NoError(t, os.WriteFile(path, bad, 0o600))
-				_, err = dirStore(t, root, Options{Keys: tc.keys, CacheBytes: -1}).Get(ctx, ref)
-				require.ErrorIs(t, err, ErrCorrupt, "byte %d", at)
-				require.Contains(t, err.Error(), ref.SHA256)
-			}
-		})
-	}
+	plainAndSealed(t, func(t *testing.T, name string, keys codec.Keys) {
+		root := t.TempDir()
+		ctx := context.Background()
+		ref, err := dirStore(t, root, Options{Keys: keys}).Put(ctx, "wf", payload(1))
+		require.NoError(t, err)
+		path := filepath.Join(root, "default,wf", ref.SHA256)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for _, at := range []int{len(magic), len(data) / 2, len(data) - 1} {
+			bad := bytes.Clone(data)
+			bad[at] ^= 0x20
+			require.NoError(t, os.WriteFile(path, bad, 0o600))
+			_, err = dirStore(t, root, Options{Keys: keys, CacheBytes: -1}).Get(ctx, ref)
+			require.ErrorIs(t, err, ErrCorrupt, "byte %d", at)
+			require.Contains(t, err.Error(), ref.SHA256)
+		}
+	})
 }
 
 func TestDeletedFileIsMissing(t *testing.T) {
