@@ -24,7 +24,6 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentworker"
-	"github.com/durable-agents/agentloop/internal/harness/s3server"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -85,11 +84,7 @@ func workflowGone(h *harness) func(context.Context, string) (bool, error) {
 // scope. The other run is deleted and the sweep deletes its content; the
 // session goes on answering prompts with the content whole.
 func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
-	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	st, err := store.Open(srv.Spec, store.Options{CacheBytes: -1})
-	require.NoError(t, err)
+	_, st := s3Store(t, store.Options{CacheBytes: -1})
 	h := coldHarness(t, st, []llm.ScriptedResponse{
 		answer(text("reading it"), call("c1", "big")),
 		answer(text("read it")),

@@ -15,7 +15,6 @@ import (
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
-	"github.com/durable-agents/agentloop/internal/harness/s3server"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -27,11 +26,7 @@ import (
 // same id keeps its content and goes on answering with it whole.
 func TestSweepOfOneNamespaceLeavesAnother(t *testing.T) {
 	ctx := context.Background()
-	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	stA, err := store.Open(srv.Spec, store.Options{CacheBytes: -1})
-	require.NoError(t, err)
+	srv, stA := s3Store(t, store.Options{CacheBytes: -1})
 	stB, err := store.Open(srv.Spec, store.Options{CacheBytes: -1, Namespace: "fleet-b"})
 	require.NoError(t, err)
 

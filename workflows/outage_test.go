@@ -30,11 +30,7 @@ import (
 // with nothing failed in history; once the store is back the run goes on
 // and ends as if nothing happened, the output whole.
 func TestStoreOutageDuringARun(t *testing.T) {
-	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	st, err := store.Open(srv.Spec, store.Options{})
-	require.NoError(t, err)
+	srv, st := s3Store(t, store.Options{})
 
 	output := strings.Repeat("forty-eight kilobytes of output\n", 1500)
 	release := make(chan struct{})
@@ -89,10 +85,7 @@ func TestStoreOutageDuringARun(t *testing.T) {
 	}
 	hist, err := testenv.History(context.Background(), h.c, run.GetID(), run.GetRunID())
 	require.NoError(t, err)
-	for _, e := range hist.GetEvents() {
-		require.NotContains(t, []enumspb.EventType{enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
-			enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED}, e.GetEventType(), "the outage failed nothing")
-	}
+	requireNothingFailed(t, hist, "the outage failed nothing")
 }
 
 // Content that is gone from the store is a clear, non-retryable error that
@@ -147,11 +140,7 @@ func TestMissingContentIsAClearError(t *testing.T) {
 // attempt after the save's grace, the model is not asked again) and the
 // run ends with it; the segments stay as they were.
 func TestFailedSegmentSaveKeepsTheAnswer(t *testing.T) {
-	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	st, err := store.Open(srv.Spec, store.Options{})
-	require.NoError(t, err)
+	srv, st := s3Store(t, store.Options{})
 
 	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
 		answer(text("stopping the store"), call("halt", "halt")),
@@ -173,10 +162,9 @@ func TestFailedSegmentSaveKeepsTheAnswer(t *testing.T) {
 
 	hist, err := testenv.History(context.Background(), h.c, run.GetID(), run.GetRunID())
 	require.NoError(t, err)
+	requireNothingFailed(t, hist, "nothing failed")
 	var turns []*historypb.HistoryEvent
 	for _, e := range hist.GetEvents() {
-		require.NotContains(t, []enumspb.EventType{enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
-			enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED}, e.GetEventType(), "nothing failed")
 		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED {
 			turns = append(turns, e)
 		}
@@ -236,11 +224,7 @@ func (o *outageModel) Stream(ctx context.Context, req llm.Request, emit func(age
 // carry what earlier attempts were billed, where the server keeps it for
 // the next attempt.
 func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
-	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	st, err := store.Open(srv.Spec, store.Options{})
-	require.NoError(t, err)
+	srv, st := s3Store(t, store.Options{})
 	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{answer(text("done"))})
 	scripted, err := h.scripted.Model("script")
 	require.NoError(t, err)
@@ -264,11 +248,7 @@ func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
 // (retrying, within the Update's bound), the Update completes once the
 // store is back, and the model gets the content whole.
 func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
-	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	st, err := store.Open(srv.Spec, store.Options{})
-	require.NoError(t, err)
+	srv, st := s3Store(t, store.Options{})
 	started, release := make(chan struct{}), make(chan struct{})
 	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
 		answer(call("c1", "slow")), answer(text("steered")),
@@ -304,4 +284,27 @@ func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	texts := inputsUserTexts(h, 1)
 	require.Equal(t, large, texts[len(texts)-1], "the model got the steering message whole")
+}
+
+// s3Store starts an S3-compatible server and opens a content store on it,
+// its credentials in the environment, where the store and the worker's
+// child processes read them.
+func s3Store(t *testing.T, o store.Options) (*s3server.Server, *store.Store) {
+	t.Helper()
+	srv := s3server.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	st, err := store.Open(srv.Spec, o)
+	require.NoError(t, err)
+	return srv, st
+}
+
+// requireNothingFailed checks that no activity failed or timed out and no
+// workflow task failed in hist.
+func requireNothingFailed(t *testing.T, hist *historypb.History, msg string) {
+	t.Helper()
+	for _, e := range hist.GetEvents() {
+		require.NotContains(t, []enumspb.EventType{enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+			enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED}, e.GetEventType(), msg)
+	}
 }
