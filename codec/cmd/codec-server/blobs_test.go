@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,43 +9,22 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/codec"
+	"github.com/durable-agents/agentloop/internal/harness/logbuf"
 	"github.com/durable-agents/agentloop/store"
 )
 
-// syncBuffer is a bytes.Buffer the server's goroutines may write while a
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// startServer runs the codec server with args until the test ends and
-// returns its base URL and its log.
-func startServer(t *testing.T, args []string, env map[string]string) (string, *syncBuffer) {
+func startServer(t *testing.T, args []string, env map[string]string) (string, *logbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan int, 1)
-	stderr := &syncBuffer{}
+	stderr := &logbuf.Buffer{}
 	go func() {
 		done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), envOf(env), io.Discard, stderr, func(a string) { addr <- a })
 	}()

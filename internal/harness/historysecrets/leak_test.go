@@ -28,6 +28,7 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/agentworker"
+	"github.com/durable-agents/agentloop/internal/harness/logbuf"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/internal/logging"
 	"github.com/durable-agents/agentloop/internal/secretenv"
@@ -43,30 +44,10 @@ func random(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// syncBuffer collects the worker's log output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Sync() error { return nil }
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // capturedLogger is the worker's zap logger (internal/logging) at debug
 // level, writing JSON and console lines into a buffer.
-func capturedLogger() (*syncBuffer, *logging.Logger) {
-	buf := &syncBuffer{}
+func capturedLogger() (*logbuf.Buffer, *logging.Logger) {
+	buf := &logbuf.Buffer{}
 	cfg := zap.NewProductionEncoderConfig()
 	core := zapcore.NewTee(
 		zapcore.NewCore(zapcore.NewJSONEncoder(cfg), buf, zapcore.DebugLevel),
@@ -81,7 +62,7 @@ func capturedLogger() (*syncBuffer, *logging.Logger) {
 type testWorker struct {
 	c     client.Client
 	queue string
-	logs  *syncBuffer
+	logs  *logbuf.Buffer
 }
 
 func startWorker(t *testing.T, models *llm.Registry, ts ...tools.Tool) *testWorker {
