@@ -84,6 +84,7 @@ func workflowGone(h *harness) func(context.Context, string) (bool, error) {
 // scope. The other run is deleted and the sweep deletes its content; the
 // session goes on answering prompts with the content whole.
 func TestSessionOutlivesTheSweepOfItsSource(t *testing.T) {
+	t.Parallel()
 	_, st := s3Store(t, store.Options{CacheBytes: -1})
 	h := coldHarness(t, st, []llm.ScriptedResponse{
 		answer(text("reading it"), call("c1", "big")),

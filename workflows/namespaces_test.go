@@ -27,11 +27,10 @@ import (
 func TestSweepOfOneNamespaceLeavesAnother(t *testing.T) {
 	ctx := context.Background()
 	srv, stA := s3Store(t, store.Options{CacheBytes: -1})
-	stB, err := store.Open(srv.Spec, store.Options{CacheBytes: -1, Namespace: "fleet-b"})
-	require.NoError(t, err)
+	stB := openS3(t, srv, store.Options{CacheBytes: -1, Namespace: "fleet-b"})
 
 	base := testenv.Client(t)
-	_, err = base.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+	_, err := base.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
 		Namespace: "fleet-b", WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
 	var exists *serviceerror.NamespaceAlreadyExists
 	if !errors.As(err, &exists) {

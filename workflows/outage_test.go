@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -30,6 +31,7 @@ import (
 // with nothing failed in history; once the store is back the run goes on
 // and ends as if nothing happened, the output whole.
 func TestStoreOutageDuringARun(t *testing.T) {
+	t.Parallel()
 	srv, st := s3Store(t, store.Options{})
 
 	output := strings.Repeat("forty-eight kilobytes of output\n", 1500)
@@ -140,6 +142,7 @@ func TestMissingContentIsAClearError(t *testing.T) {
 // attempt after the save's grace, the model is not asked again) and the
 // run ends with it; the segments stay as they were.
 func TestFailedSegmentSaveKeepsTheAnswer(t *testing.T) {
+	t.Parallel()
 	srv, st := s3Store(t, store.Options{})
 
 	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
@@ -224,6 +227,7 @@ func (o *outageModel) Stream(ctx context.Context, req llm.Request, emit func(age
 // carry what earlier attempts were billed, where the server keeps it for
 // the next attempt.
 func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
+	t.Parallel()
 	srv, st := s3Store(t, store.Options{})
 	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{answer(text("done"))})
 	scripted, err := h.scripted.Model("script")
@@ -248,6 +252,7 @@ func TestBilledAttemptSurvivesAStoreOutageHeartbeat(t *testing.T) {
 // (retrying, within the Update's bound), the Update completes once the
 // store is back, and the model gets the content whole.
 func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
+	t.Parallel()
 	srv, st := s3Store(t, store.Options{})
 	started, release := make(chan struct{}), make(chan struct{})
 	h := newHarnessStore(t, testenv.Client(t), st, []llm.ScriptedResponse{
@@ -286,17 +291,26 @@ func TestLargeSteerWaitsOutAStoreOutage(t *testing.T) {
 	require.Equal(t, large, texts[len(texts)-1], "the model got the steering message whole")
 }
 
-// s3Store starts an S3-compatible server and opens a content store on it,
-// its credentials in the environment, where the store and the worker's
-// child processes read them.
+// s3Store starts an S3-compatible server and opens a content store on it.
 func s3Store(t *testing.T, o store.Options) (*s3server.Server, *store.Store) {
 	t.Helper()
 	srv := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	st, err := store.Open(srv.Spec, o)
+	return srv, openS3(t, srv, o)
+}
+
+// openS3 opens a content store on srv as store.Open opens srv.Spec, with
+// the server's credentials given directly instead of through AWS_*
+// variables, which would keep the test from running in parallel.
+func openS3(t *testing.T, srv *s3server.Server, o store.Options) *store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := store.NewS3(ctx, store.S3Config{Bucket: srv.Bucket, Endpoint: srv.Endpoint,
+		Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, "")})
 	require.NoError(t, err)
-	return srv, st
+	st, err := store.New(b, o)
+	require.NoError(t, err)
+	return st
 }
 
 // requireNothingFailed checks that no activity failed or timed out and no
