@@ -14,9 +14,9 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 )
 
-// deferringSender is a sender whose signals are recorded, allowed to
-// defer, watched as *watched says.
-func deferringSender(watched *atomic.Bool) (*updateSender, *[]agentapi.ToolUpdate, *sync.Mutex) {
+// recordingSender is a sender whose signals are recorded in the list it
+// returns, read under the mutex it returns; its loop is not started.
+func recordingSender() (*updateSender, *[]agentapi.ToolUpdate, *sync.Mutex) {
 	u := newUpdateQueue("call", 1, time.Now())
 	var mu sync.Mutex
 	var got []agentapi.ToolUpdate
@@ -26,9 +26,16 @@ func deferringSender(watched *atomic.Bool) (*updateSender, *[]agentapi.ToolUpdat
 		defer mu.Unlock()
 		got = append(got, update)
 	}
+	return u, &got, &mu
+}
+
+// deferringSender is a running recordingSender allowed to defer, watched
+// as *watched says.
+func deferringSender(watched *atomic.Bool) (*updateSender, *[]agentapi.ToolUpdate, *sync.Mutex) {
+	u, got, mu := recordingSender()
 	u.deferOK, u.watched = true, watched.Load
 	go u.loop()
-	return u, &got, &mu
+	return u, got, mu
 }
 
 // Nobody watching, a call that may defer signals nothing: what the policy

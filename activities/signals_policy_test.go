@@ -159,15 +159,7 @@ func TestUpdatePolicyBurstKeepsTheLatestSixteen(t *testing.T) {
 // signal that records: whatever the timing, the partial results arrive in
 // order and the last one before close is delivered before close returns.
 func TestUpdateSenderLoopDeliversInOrder(t *testing.T) {
-	u := newUpdateQueue("call", 1, time.Now())
-	var mu sync.Mutex
-	var got []agentapi.ToolUpdate
-	u.offload = func(update agentapi.ToolUpdate) agentapi.ToolUpdate { return update }
-	u.signal = func(update agentapi.ToolUpdate) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, update)
-	}
+	u, got, mu := recordingSender()
 	go u.loop()
 	for i := 0; i < 300; i++ {
 		u.send(partial(i))
@@ -175,9 +167,9 @@ func TestUpdateSenderLoopDeliversInOrder(t *testing.T) {
 	u.close(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
-	require.LessOrEqual(t, len(got), maxSignalsPerCall)
+	require.LessOrEqual(t, len(*got), maxSignalsPerCall)
 	last := -1
-	for _, update := range got {
+	for _, update := range *got {
 		for _, r := range update.Results {
 			idx := partialIndex(t, r)
 			require.Greater(t, idx, last)
