@@ -60,17 +60,7 @@ func TestSteerAndFollowUpUpdates(t *testing.T) {
 	run := h.start(h.input("go", "wait"))
 	h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingToolCalls) == 1 })
 
-	rejected := []struct {
-		arg  any
-		want string
-	}{
-		{agent.Message{Role: agent.RoleUser}, "message is empty"},
-		{agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text("")}}, "message is empty"},
-		{agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("hi")}}, `role user, not "assistant"`},
-		{agent.Message{Content: []agent.Content{{Type: "video"}}}, `unknown content block type "video"`},
-		{agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
-		{"just a string", "cannot unmarshal"},
-	}
+	rejected := append(badQueuedMessages(), badQueuedMessage{"just a string", "cannot unmarshal"})
 	for _, r := range rejected {
 		_, err := update(t, h.c, run, agentapi.UpdateSteer, r.arg)
 		require.Error(t, err)
@@ -198,3 +188,22 @@ func TestEventsAndStateQueries(t *testing.T) {
 }
 
 type llmResponse = llm.ScriptedResponse
+
+// badQueuedMessage is a steer or follow-up Update's argument the validator
+// refuses, and what its reason says.
+type badQueuedMessage struct {
+	arg  any
+	want string
+}
+
+// badQueuedMessages are the messages a queue refuses whatever the layer:
+// empty, not the user's, of an unknown block type, over the size limit.
+func badQueuedMessages() []badQueuedMessage {
+	return []badQueuedMessage{
+		{agent.Message{Role: agent.RoleUser}, "message is empty"},
+		{agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text("")}}, "message is empty"},
+		{agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("hi")}}, `role user, not "assistant"`},
+		{agent.Message{Content: []agent.Content{{Type: "video"}}}, `unknown content block type "video"`},
+		{agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
+	}
+}

@@ -1,7 +1,6 @@
 package workflows_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -27,17 +26,7 @@ func TestUnitQueueSteerAndFollowUpUpdates(t *testing.T) {
 	r := newUnitRun(t, append(calls(1, "wait"), agent.Text("working")), says("after steering"), says("after follow-up")).tool("wait")
 	r.took("wait-1-0", time.Hour, time.Hour)
 	r.at(time.Minute, func() {
-		for _, bad := range []struct {
-			arg  any
-			want string
-		}{
-			{agent.Message{Role: agent.RoleUser}, "message is empty"},
-			{agent.Message{Role: agent.RoleUser, Content: []agent.Content{agent.Text("")}}, "message is empty"},
-			{agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("hi")}}, `role user, not "assistant"`},
-			{agent.Message{Content: []agent.Content{{Type: "video"}}}, `unknown content block type "video"`},
-			{agent.UserText(strings.Repeat("x", agentapi.MaxQueuedMessageBytes), 0), "the limit is"},
-			{map[string]any{"content": "hi", "rol": "user"}, `unknown field "rol"`},
-		} {
+		for _, bad := range append(badQueuedMessages(), badQueuedMessage{map[string]any{"content": "hi", "rol": "user"}, `unknown field "rol"`}) {
 			r.update(agentapi.UpdateSteer, bad.want, bad.arg)
 		}
 		updateResultOf(r, agentapi.UpdateSteer, map[string]any{"content": "steer me"}, func(s agentapi.QueueStatus) {
