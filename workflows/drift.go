@@ -56,7 +56,14 @@ func (l *loop) elsewhere(ctx workflow.Context, err error, activity, in any) (f w
 		return nil, false
 	}
 	workflow.GetLogger(ctx).Warn("this worker lacks what the run needs: another worker takes the stage", "error", failureText(err))
-	opts := workflow.ActivityOptions{
+	opts := l.elsewhereOptions("on a worker that has it: " + shorten(failureText(err), 100))
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(l.baseCtx, opts), activity, in), true
+}
+
+// elsewhereOptions are the options of an activity that waits, within the
+// run's drift timeout, for a worker that has what this one lacks.
+func (l *loop) elsewhereOptions(summary string) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
 		ScheduleToCloseTimeout: l.cfg.DriftTimeout(),
 		StartToCloseTimeout:    time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -64,9 +71,8 @@ func (l *loop) elsewhere(ctx workflow.Context, err error, activity, in any) (f w
 			BackoffCoefficient: 2,
 			MaximumInterval:    driftMaxDelay,
 		},
-		Summary: "on a worker that has it: " + shorten(failureText(err), 100),
+		Summary: summary,
 	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(l.baseCtx, opts), activity, in), true
 }
 
 // driftError is the run's error when no worker that has what it needs

@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -44,16 +42,7 @@ func (l *loop) resolveWorkspace(ctx workflow.Context, in activities.ResolveRunIn
 	workflow.GetLogger(ctx).Warn("this worker lacks the run's workspace: a worker that holds it resolves the run",
 		"workspace", resolved.WorkspaceMissing)
 	in.CheckWorkspace, in.RequireWorkspace = false, true
-	opts := workflow.ActivityOptions{
-		ScheduleToCloseTimeout: l.cfg.DriftTimeout(),
-		StartToCloseTimeout:    time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    driftFirstDelay,
-			BackoffCoefficient: 2,
-			MaximumInterval:    driftMaxDelay,
-		},
-		Summary: "on a worker that holds it: " + shorten(resolved.WorkspaceMissing, 100),
-	}
+	opts := l.elsewhereOptions("on a worker that holds it: " + shorten(resolved.WorkspaceMissing, 100))
 	f := workflow.ExecuteActivity(workflow.WithActivityOptions(l.baseCtx, opts), a.ResolveRun, in)
 	l.wait(ctx, f)
 	var out activities.ResolveRunOutput
