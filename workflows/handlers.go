@@ -147,68 +147,52 @@ func abortReason(r string) string {
 	return r
 }
 
+// onSignal is a selector case that hands fn the signal its channel holds,
+// decoded as a T, when there is one.
+func onSignal[T any](fn func(T)) func(workflow.ReceiveChannel, bool) {
+	return func(c workflow.ReceiveChannel, _ bool) {
+		var v T
+		if c.ReceiveAsync(&v) {
+			fn(v)
+		}
+	}
+}
+
 // addSignalCases adds the signal channels and the workflow's cancellation to
 // a selector. They are added before any future, and only the main coroutine
 // selects on them: the SDK's Select takes the first ready case in order, and
 // every event of a workflow task is delivered before coroutines run, so a
 // signal that precedes an activity result in history is handled before it.
 func (l *loop) addSignalCases(s workflow.Selector) {
-	s.AddReceive(l.signals.abort, func(c workflow.ReceiveChannel, _ bool) {
+	s.AddReceive(l.signals.abort, onSignal(func(v any) {
 		// Any payload aborts: {"reason": ...}, a bare string, or nothing.
-		var v any
-		if !c.ReceiveAsync(&v) {
-			return
-		}
 		reason, _ := v.(string)
 		if m, ok := v.(map[string]any); ok {
 			reason, _ = m["reason"].(string)
 		}
 		l.abort(abortReason(reason))
-	})
+	}))
 	if l.promptSignal != nil {
-		s.AddReceive(l.signals.prompt, func(c workflow.ReceiveChannel, _ bool) {
-			var r agentapi.PromptRequest
-			if c.ReceiveAsync(&r) {
-				l.promptSignal(r)
-			}
-		})
+		s.AddReceive(l.signals.prompt, onSignal(func(r agentapi.PromptRequest) { l.promptSignal(r) }))
 	}
-	s.AddReceive(l.signals.approve, func(c workflow.ReceiveChannel, _ bool) {
-		var r agentapi.ApproveRequest
-		if !c.ReceiveAsync(&r) {
-			return
-		}
+	s.AddReceive(l.signals.approve, onSignal(func(r agentapi.ApproveRequest) {
 		if err := l.checkApproval(r); err != nil {
 			workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid approve signal", "Error", err)
 			return
 		}
 		l.decide(r)
-	})
-	s.AddReceive(l.signals.toolUpdate, func(c workflow.ReceiveChannel, _ bool) {
-		var u agentapi.ToolUpdate
-		if c.ReceiveAsync(&u) {
-			l.toolUpdate(u)
-		}
-	})
-	s.AddReceive(l.signals.subAgent, func(c workflow.ReceiveChannel, _ bool) {
-		var m agentapi.SubAgentSignal
-		if c.ReceiveAsync(&m) {
-			l.subAgentSignal(l.baseCtx, m)
-		}
-	})
+	}))
+	s.AddReceive(l.signals.toolUpdate, onSignal(l.toolUpdate))
+	s.AddReceive(l.signals.subAgent, onSignal(func(m agentapi.SubAgentSignal) { l.subAgentSignal(l.baseCtx, m) }))
 	s.AddReceive(l.signals.steer, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.steering) })
 	s.AddReceive(l.signals.followUp, func(c workflow.ReceiveChannel, _ bool) { l.receiveQueued(c, &l.followUps) })
-	s.AddReceive(l.signals.toolQueue, func(c workflow.ReceiveChannel, _ bool) {
-		var q agentapi.ToolQueue
-		if !c.ReceiveAsync(&q) {
-			return
-		}
+	s.AddReceive(l.signals.toolQueue, onSignal(func(q agentapi.ToolQueue) {
 		if err := checkQueuedMessage(&q.Message, true); err != nil {
 			workflow.GetLogger(l.rootCtx).Warn("Dropped an invalid message queued by a tool", "Error", err)
 			return
 		}
 		l.toolQueued(q)
-	})
+	}))
 	if !l.cancelled {
 		s.AddReceive(l.rootCtx.Done(), func(workflow.ReceiveChannel, bool) {
 			// A cancellation from the CLI or UI ends the run as an abort.
