@@ -29,6 +29,21 @@ func recordingSender() (*updateSender, *[]agentapi.ToolUpdate, *sync.Mutex) {
 	return u, &got, &mu
 }
 
+// requireInOrder checks that the updates' partial results come in order
+// and that the last of them is partial(last).
+func requireInOrder(t *testing.T, updates []agentapi.ToolUpdate, last int) {
+	t.Helper()
+	seen := -1
+	for _, update := range updates {
+		for _, r := range update.Results {
+			idx := partialIndex(t, r)
+			require.Greater(t, idx, seen)
+			seen = idx
+		}
+	}
+	require.Equal(t, last, seen)
+}
+
 // deferringSender is a running recordingSender allowed to defer, watched
 // as *watched says.
 func deferringSender(watched *atomic.Bool) (*updateSender, *[]agentapi.ToolUpdate, *sync.Mutex) {
@@ -53,15 +68,7 @@ func TestUnwatchedUpdatesComeWithTheResult(t *testing.T) {
 	mu.Unlock()
 	kept := u.takeKept()
 	require.NotEmpty(t, kept)
-	last := -1
-	for _, update := range kept {
-		for _, r := range update.Results {
-			idx := partialIndex(t, r)
-			require.Greater(t, idx, last)
-			last = idx
-		}
-	}
-	require.Equal(t, 39, last, "the last partial result before the end is kept")
+	requireInOrder(t, kept, 39) // the last partial result before the end is kept
 }
 
 // When a watcher comes, what was kept goes first, then the rest, all as
@@ -85,15 +92,7 @@ func TestWatcherComingSignalsWhatWasKept(t *testing.T) {
 	require.Empty(t, u.takeKept())
 	mu.Lock()
 	defer mu.Unlock()
-	last := -1
-	for _, update := range *got {
-		for _, r := range update.Results {
-			idx := partialIndex(t, r)
-			require.Greater(t, idx, last)
-			last = idx
-		}
-	}
-	require.Equal(t, 9, last)
+	requireInOrder(t, *got, 9)
 }
 
 // What a call keeps for its result stays under maxDeferredBytes, the

@@ -168,15 +168,7 @@ func TestUpdateSenderLoopDeliversInOrder(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.LessOrEqual(t, len(*got), maxSignalsPerCall)
-	last := -1
-	for _, update := range *got {
-		for _, r := range update.Results {
-			idx := partialIndex(t, r)
-			require.Greater(t, idx, last)
-			last = idx
-		}
-	}
-	require.Equal(t, 299, last)
+	requireInOrder(t, *got, 299)
 }
 
 // memBlobs is a content store in memory; fail makes every Put fail.
