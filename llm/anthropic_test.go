@@ -130,14 +130,7 @@ func TestAnthropicRefusalIsAnErrorMessage(t *testing.T) {
 }
 
 func TestAnthropicErrors(t *testing.T) {
-	cases := []struct {
-		name    string
-		reply   reply
-		kind    ErrorKind
-		status  int
-		retry   time.Duration
-		message string
-	}{
+	cases := []errorCase{
 		{"429 retry-after seconds", reply{Status: 429, Fixture: "anthropic_error_429.json", Header: map[string]string{"retry-after": "7"}},
 			ErrRateLimited, 429, 7 * time.Second, "Number of request tokens has exceeded your per-minute rate limit"},
 		{"529 overloaded", reply{Status: 529, Fixture: "anthropic_error_529.json"}, ErrUnavailable, 529, 0, "Overloaded"},

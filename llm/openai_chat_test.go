@@ -120,14 +120,7 @@ func TestOpenRouterReasoningAndEncryptedDetails(t *testing.T) {
 }
 
 func TestOpenAIChatErrors(t *testing.T) {
-	cases := []struct {
-		name    string
-		reply   reply
-		kind    ErrorKind
-		status  int
-		retry   time.Duration
-		message string
-	}{
+	cases := []errorCase{
 		{"429 retry-after-ms", reply{Status: 429, Fixture: "openai_error_429.json", Header: map[string]string{"retry-after-ms": "2400", "retry-after": "3"}},
 			ErrRateLimited, 429, 2400 * time.Millisecond, "Rate limit reached for gpt-5 in organization org-x on tokens per min (TPM): Limit 30000, Used 30000, Requested 1200. Please try again in 2.4s."},
 		{"429 retry-after HTTP date", reply{Status: 429, Fixture: "openai_error_429.json", Header: map[string]string{"retry-after": time.Now().Add(90 * time.Second).UTC().Format(http1123)}},

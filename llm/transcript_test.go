@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/durable-agents/agentloop/agent"
 )
@@ -98,6 +99,19 @@ func streamGolden(t *testing.T, f *fakeProvider, m Model, req Request, name, wan
 	}
 	rec.checkPartials(t)
 	return got, rec
+}
+
+// errorCase is a provider's failing answer and the *Error it must become:
+// its kind, HTTP status, Retry-After (-1 in the OpenAI table: about 90 s,
+// from an HTTP date)
+// and message ("": not checked).
+type errorCase struct {
+	name    string
+	reply   reply
+	kind    ErrorKind
+	status  int
+	retry   time.Duration
+	message string
 }
 
 // streamError streams one user message through m, which must fail with an
