@@ -103,8 +103,7 @@ func streamGolden(t *testing.T, f *fakeProvider, m Model, req Request, name, wan
 
 // errorCase is a provider's failing answer and the *Error it must become:
 // its kind, HTTP status, Retry-After (-1 in the OpenAI table: about 90 s,
-// from an HTTP date)
-// and message ("": not checked).
+// from an HTTP date) and message ("": not checked).
 type errorCase struct {
 	name    string
 	reply   reply
