@@ -378,11 +378,12 @@ type EventsPage struct {
 }
 
 // LogExcerpt is what a client decodes from the input of a ModelTurn
-// activity (ActivityTaskScheduled in the run's history): while someone
-// watches the run, the event log's events since the previous model turn
-// was scheduled, numbered as QueryEvents numbers them. Empty when nobody
-// watched the turn before or the events were too large to copy; a reader
-// then asks QueryEvents.
+// activity (ActivityTaskScheduled in the run's history), and from the
+// MemoLogExcerpt field of a memo upsert (WorkflowPropertiesModified) where
+// the run rests: while someone watches the run, the event log's events
+// since the log was last carried, numbered as QueryEvents numbers them.
+// Empty when nobody watched the turn before or the events were too large
+// to copy; a reader then asks QueryEvents.
 type LogExcerpt struct {
 	Events []agent.Event `json:"events,omitempty"`
 }

@@ -109,6 +109,8 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 		if paused := s.run(ctx, next.Prompts, next.SkipSteeringPoll); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
+		// The run's events up to agent_end go to a watcher in history.
+		s.carryAtRest(ctx)
 		s.noteRun(ctx, next.Prompts)
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
