@@ -6,6 +6,14 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 )
 
+// maxRestExcerptBytes bounds the events a memo upsert carries: the Go SDK
+// logs a warning for every memo over 2 KB (its key and data; the default
+// of client.PayloadLimitOptions.MemoSizeWarning) and fails the workflow
+// task over the namespace's memo limit. Larger rests (a long answer, whose
+// text message_start and message_end both hold) are read with the Query,
+// as before.
+const maxRestExcerptBytes = 2<<10 - 64
+
 // restExcerptChange guards the memo upserts that carry the event log to a
 // watcher where the run rests (carryAtRest): histories recorded before it
 // have no such commands.
@@ -18,8 +26,8 @@ const restExcerptChange = "log-excerpt-at-rest"
 // billable action) at each of those points, two per prompt of a session
 // with approvals. It does so only while someone watched the last model
 // turn (its worker read the watch lease), as the ModelTurn input does
-// (logExcerpt), and only when the events fit maxExcerptBytes; else the
-// watcher reads them with the Query as before.
+// (logExcerpt), and only when the events fit maxRestExcerptBytes; else
+// the watcher reads them with the Query as before.
 //
 // The carrier is a memo upsert, which Temporal Cloud does not bill (its
 // actions are starts, timers, search-attribute upserts, signals, Queries,
@@ -33,7 +41,7 @@ func (l *loop) carryAtRest(ctx workflow.Context) {
 	if !l.watched || l.events.last() <= l.carriedUpTo {
 		return
 	}
-	events := l.events.excerpt(l.carriedUpTo)
+	events := l.events.excerpt(l.carriedUpTo, maxRestExcerptBytes)
 	if events == nil {
 		return // too large: the watcher reads the log with the Query
 	}
