@@ -32,9 +32,9 @@ import (
 type historyFeed struct {
 	runID string // as Watch asked for it: "" is the latest run
 	news  chan struct{}
-	// excerpts are the log's events that ModelTurn inputs carry
-	// (agentapi.LogExcerpt), in history order; a read that brings them
-	// needs no Query.
+	// excerpts are the log's events that ModelTurn inputs and memo
+	// upserts where the run rests carry (agentapi.LogExcerpt), in history
+	// order; a read that brings them needs no Query.
 	excerpts chan []agent.Event
 	dc       converter.DataConverter
 	cancel   context.CancelFunc
