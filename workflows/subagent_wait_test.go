@@ -2,14 +2,10 @@ package workflows_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
-	sdkpb "go.temporal.io/api/sdk/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -50,18 +46,10 @@ func recordSubAgentWaiting(t *testing.T) (client.Client, string) {
 	p := st.PendingApprovals[0]
 	require.Equal(t, "c1", p.ToolCallID)
 	require.Equal(t, &agent.SubAgentRef{Agent: "helper", WorkflowID: child}, p.SubAgent)
-	require.Eventually(t, func() bool {
-		resp, err := h.c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("AgentStatus='waiting_approval' AND WorkflowId='%s'", run.GetID()),
-		})
-		return err == nil && len(resp.GetExecutions()) == 1
-	}, 10*time.Second, 100*time.Millisecond, "the parent is found by its AgentStatus")
-	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), "", "__temporal_workflow_metadata")
-	require.NoError(t, err)
-	var meta sdkpb.WorkflowMetadata
-	require.NoError(t, resp.Get(&meta))
-	require.Contains(t, meta.GetCurrentDetails(), "**waiting_approval**")
-	require.Contains(t, meta.GetCurrentDetails(), "waiting for approval: `risky` risky (c1) in sub-agent helper ("+child+")")
+	requireFoundWaiting(t, h.c, run.GetID())
+	details := currentDetails(t, h.c, run.GetID())
+	require.Contains(t, details, "**waiting_approval**")
+	require.Contains(t, details, "waiting for approval: `risky` risky (c1) in sub-agent helper ("+child+")")
 
 	h.updateOnce(run.GetID(), "approve-1", agentapi.UpdateApprove,
 		agentapi.ApproveRequest{ToolCallID: "c1", WorkflowID: child, Decision: agent.ApprovalAllow}, nil)
