@@ -60,6 +60,7 @@ func TestRecordHistories(t *testing.T) {
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
 		"subagent-parent":               recordSubAgents,
 		"subagent-abort":                recordSubAgentAbort,
+		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
 	} {
 		t.Run(name, func(t *testing.T) {
