@@ -8,11 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/hooks"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 )
@@ -30,24 +32,7 @@ func TestSessionSetsHooks(t *testing.T) {
 		answer(agent.ToolCall("c3", "fetch", map[string]any{})),
 		answer(text("none blocked")),
 	})
-	queue := "remote-" + testenv.Suffix()
-	w := worker.New(h.c, queue, worker.Options{})
-	w.RegisterActivityWithOptions(func(_ context.Context, in agentapi.RemoteToolInput) (agentapi.RemoteToolResult, error) {
-		return agentapi.RemoteToolResult{Content: []agent.Content{agent.Text("fetched " + in.ToolCallID)}}, nil
-	}, activity.RegisterOptions{Name: "Fetch"})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	// The hook, on a queue of its own, blocks the second call of a batch.
-	hookQueue := "hooks-" + testenv.Suffix()
-	startHookWorker(t, h.c, hookQueue, map[string]func(map[string]any) (any, error){
-		"CheckCall": func(req map[string]any) (any, error) {
-			if call, _ := req["toolCall"].(map[string]any); call["id"] == "c2" {
-				return map[string]any{"block": true, "reason": "the session's hook blocks c2"}, nil
-			}
-			return nil, nil
-		},
-	})
-
+	queue, hookQueue := startSetHooksWorkers(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run := h.startSession(agentapi.SessionInput{})
@@ -100,4 +85,46 @@ func TestSessionSetsHooks(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, hookCalls, "the hook ran for c1 and c2, not for c3")
+}
+
+// startSetHooksWorkers serves, each on a queue of its own, the remote tool
+// Fetch and the activity hook CheckCall, which blocks the call c2.
+func startSetHooksWorkers(t *testing.T, h *harness) (queue, hookQueue string) {
+	queue, hookQueue = "remote-"+testenv.Suffix(), "hooks-"+testenv.Suffix()
+	w := worker.New(h.c, queue, worker.Options{})
+	w.RegisterActivityWithOptions(func(_ context.Context, in agentapi.RemoteToolInput) (agentapi.RemoteToolResult, error) {
+		return agentapi.RemoteToolResult{Content: []agent.Content{agent.Text("fetched " + in.ToolCallID)}}, nil
+	}, activity.RegisterOptions{Name: "Fetch"})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	startHookWorker(t, h.c, hookQueue, map[string]func(map[string]any) (any, error){
+		"CheckCall": func(req map[string]any) (any, error) {
+			if call, _ := req["toolCall"].(map[string]any); call["id"] == "c2" {
+				return map[string]any{"block": true, "reason": "the session's hook blocks c2"}, nil
+			}
+			return nil, nil
+		},
+	})
+	return queue, hookQueue
+}
+
+// recordSessionSetHooks (TestRecordHistories): a session whose remote
+// tool and activity hook are set by the setRemoteTools and setHooks
+// Updates (each a ResolveRun local activity) runs a batch the hook blocks
+// a call of.
+func recordSessionSetHooks(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{
+		answer(agent.ToolCall("c1", "fetch", map[string]any{}), agent.ToolCall("c2", "fetch", map[string]any{})),
+		answer(text("one blocked")),
+	})
+	queue, hookQueue := startSetHooksWorkers(t, h)
+	run := h.startSession(agentapi.SessionInput{})
+	tools := []agent.RemoteTool{remoteTool("fetch", queue, "Fetch", agent.ReplayNever)}
+	h.updateOnce(run.GetID(), "tools-1", agentapi.UpdateSetRemoteTools, agentapi.RemoteToolsRequest{RemoteTools: &tools}, nil)
+	before := []agent.Hook{{Activity: &agent.ActivityHook{TaskQueue: hookQueue, ActivityType: "CheckCall", Timeout: "30s"}}, {Name: "audit"}}
+	h.hooks.RegisterBefore("audit", func(context.Context, hooks.BeforeContext) (*hooks.BeforeResult, error) { return nil, nil })
+	h.updateOnce(run.GetID(), "hooks-1", agentapi.UpdateSetHooks, agentapi.HooksRequest{BeforeToolCall: &before}, nil)
+	h.updateOnce(run.GetID(), "prompt-1", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "go"}, nil)
+	h.waitRunEnd(run, 1)
+	return h.c, run.GetID()
 }
