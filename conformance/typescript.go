@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -47,7 +47,8 @@ func (w TypeScriptWorker) Start(_ client.Client, _ Scenario, queue string) (func
 	cmd := exec.Command(w.Node, filepath.Join(w.Dir, "dist", "worker.js"))
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+w.Address, "TEMPORAL_NAMESPACE="+ns,
 		"TASK_QUEUE="+queue, "SCENARIO="+w.Scenario)
-	var logs lockedBuffer
+	// Read only once the process has exited (Wait has copied it all).
+	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -88,27 +89,6 @@ func (w TypeScriptWorker) Start(_ client.Client, _ Scenario, queue string) (func
 		stop()
 		return nil, fmt.Errorf("the TypeScript worker did not poll within %v: %s", readyTimeout, logs.String())
 	}
-}
-
-// lockedBuffer collects a process's output, read while it may still write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil // enough to say what went wrong
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Build compiles the worker with its packages' own TypeScript compiler
