@@ -75,7 +75,7 @@ func runScenarios(t *testing.T, dir string) {
 // that its load stays off the other tests' server. Its burners would
 // slow the timing of every other package's tests running beside it, so
 // it runs alone: scripts/test runs it with AGENTLOOP_LOAD_CONFORMANCE=1
-// after the other tests, once (140 runs; `go run ./conformance/cmd/loadrun
+// after the other tests, once (142 runs; `go run ./conformance/cmd/loadrun
 // -n 20` is the long run), which the test command's 15 minutes afford.
 func TestConformanceUnderLoad(t *testing.T) {
 	if testing.Short() || os.Getenv("AGENTLOOP_LOAD_CONFORMANCE") == "" {
