@@ -62,6 +62,7 @@ func TestRecordHistories(t *testing.T) {
 		"subagent-abort":                recordSubAgentAbort,
 		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
+		"session-set-hooks":             recordSessionSetHooks,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)
