@@ -157,7 +157,8 @@ func BenchmarkIdmapMount(b *testing.B) {
 		errs := make(chan error)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the namespace ends with the thread
-			errs <- m.mount(ws, nil)
+			_, err := m.mount(ws, nil)
+			errs <- err
 		}()
 		if err := <-errs; err != nil {
 			b.Fatal(err)
