@@ -166,6 +166,31 @@ func BenchmarkIdmapMount(b *testing.B) {
 	}
 }
 
+// What a root worker's later calls in one workspace pay instead: entering
+// the kept namespace (mountns.go). Each iteration is a fresh thread, as
+// each call's is, and ends it, as a call does.
+func BenchmarkIdmapEnter(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	m, err := newIdmap()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(m.close)
+	ws := b.TempDir()
+	for b.Loop() {
+		errs := make(chan error)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			errs <- m.enter(ws, nil)
+		}()
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // Where the workspace's file system cannot be idmapped (ramfs) a root
 // worker's command is refused with an error that says why and what to do,
 // rather than run as root.
