@@ -69,6 +69,9 @@ func (s *Sandbox) probe() error {
 		return err
 	}
 	defer os.RemoveAll(ws)
+	if s.idmap != nil {
+		defer s.idmap.drop(ws)
+	}
 	if s.runAs != nil && s.idmap == nil {
 		if err := chownAll(int(s.runAs.Uid), int(s.runAs.Gid), ws); err != nil {
 			return err

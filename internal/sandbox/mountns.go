@@ -149,6 +149,21 @@ func (m *idmap) sweep() {
 	}
 }
 
+// drop lets go of the namespace kept for ws without a read-only set (the
+// start-up probe's workspace, removed once the probe is done).
+func (m *idmap) drop(ws string) {
+	if real, err := realDir(ws); err == nil {
+		ws = real // as startBwrap gave it to enter
+	}
+	sp := &m.spaces
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if kept := sp.byKey[ws]; kept != nil {
+		kept.ns.Close()
+		delete(sp.byKey, ws)
+	}
+}
+
 // close lets go of every namespace; later calls mount for themselves.
 func (m *idmap) close() {
 	sp := &m.spaces

@@ -67,6 +67,9 @@ func nsHolders(t *testing.T, ino uint64) int {
 // namespace go.
 func TestIdmappedWorkspaceIsKeptAndLetGo(t *testing.T) {
 	s := rootBwrap(t)
+	if n := len(s.idmap.spaces.byKey); n != 0 {
+		t.Fatalf("%d namespaces kept before the first call; want the probe's let go", n)
+	}
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "first"), []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
