@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
+	"golang.org/x/sys/unix"
 )
 
 // Paths inside a bwrap sandbox.
@@ -47,15 +48,18 @@ func (s *Sandbox) useBwrap() error {
 			return fmt.Errorf("bwrap: %v", err)
 		}
 	}
+	if s.runAs != nil && !holds(unix.CAP_SYS_RESOURCE) { // containers may drop it
+		s.limitsBy = limitsAsUser
+	}
 	err = s.probe()
 	if errors.Is(err, syscall.EPERM) && s.runAs != nil {
-		// No CAP_SYS_RESOURCE (a container may drop it) to set the limits
-		// of another user's process: prlimit(1) sets them inside.
-		s.limitsInside = true
+		// Nor may it take another user's ids (CAP_SETPCAP): prlimit(1)
+		// sets them inside.
+		s.limitsBy = limitsInside
 		err = s.probe()
 	}
 	if err != nil {
-		s.bwrap, s.mode, s.runAs, s.idmap, s.listensInside, s.limitsInside = "", "", nil, nil, false, false
+		s.bwrap, s.mode, s.runAs, s.idmap, s.listensInside, s.limitsBy = "", "", nil, nil, false, limitsDirect
 		return fmt.Errorf("bwrap: %v", err)
 	}
 	s.version = bwrapVersion(path)
@@ -165,7 +169,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if spec.DieWithWorker {
 		a = append(a, guardCommand(bridgeBin, s.bwrapLifelineFD(spec), "namespace")...)
 	}
-	if s.limitsInside {
+	if s.limitsBy == limitsInside {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
@@ -176,7 +180,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 // descriptor 4: to set the command's limits, or to listen inside its
 // network namespace first (netns.go).
 func (s *Sandbox) blocks(spec Spec) bool {
-	return !s.limitsInside || spec.Network && s.listensInside
+	return s.limitsBy != limitsInside || spec.Network && s.listensInside
 }
 
 // bridgeFD and bwrapLifelineFD number the descriptors bwrap starts with:
@@ -255,9 +259,7 @@ func maskFile() string {
 // The limits are set with prlimit(2) on pid 1 while bwrap holds it on
 // --block-fd, before anything of the command runs; everything the command
 // starts inherits them. For commands of another user (RunAs, a root
-// worker's) that needs CAP_SYS_RESOURCE, which containers may drop: a
-// worker without it has prlimit(1) set them inside the sandbox instead
-// (limitsInside), one exec more per call.
+// worker's) that needs CAP_SYS_RESOURCE, or that user's ids (limitsas.go).
 func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error) {
 	ws, err := realDir(spec.Dir)
 	if err != nil {
@@ -352,8 +354,8 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return bwrapExit(cmd, waitErr, rest)
 	}
 	child, err := readChildPID(status)
-	if err == nil && !s.limitsInside {
-		err = s.cfg.Limits.setLimits(child)
+	if err == nil && s.limitsBy != limitsInside {
+		err = s.setLimits(child)
 	}
 	if err == nil && spec.Network && s.listensInside {
 		inside, err = s.listenInside(child)

@@ -25,21 +25,22 @@ func rootBwrap(t *testing.T) *Sandbox {
 	return s
 }
 
-// keptNS is the inode of the namespace kept for ws (no read-only set), 0
-// when none is.
-func keptNS(t *testing.T, s *Sandbox, ws string) uint64 {
+// keptNS is the namespace kept for ws (no read-only set) and its inode;
+// nil and 0 when none is. (The kernel reuses a freed namespace's inode
+// number.)
+func keptNS(t *testing.T, s *Sandbox, ws string) (*space, uint64) {
 	t.Helper()
 	s.idmap.spaces.mu.Lock()
 	defer s.idmap.spaces.mu.Unlock()
 	kept := s.idmap.spaces.byKey[ws]
 	if kept == nil {
-		return 0
+		return nil, 0
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(kept.ns.Fd()), &st); err != nil {
 		t.Fatal(err)
 	}
-	return st.Ino
+	return kept, st.Ino
 }
 
 // nsHolders counts this process's threads and descriptors in or on the
@@ -76,8 +77,8 @@ func TestIdmappedWorkspaceIsKeptAndLetGo(t *testing.T) {
 	}
 	out, _ := run(t, s, ws, `cat first; id -u; echo made > by-command`, false)
 	wantIn(t, out, "one", strconv.Itoa(int(DefaultUser.Uid)))
-	ns := keptNS(t, s, ws)
-	if ns == 0 {
+	first, ns := keptNS(t, s, ws)
+	if first == nil {
 		t.Fatal("no namespace kept after the first call")
 	}
 	// What the host writes between calls is seen; what the command wrote
@@ -87,8 +88,8 @@ func TestIdmappedWorkspaceIsKeptAndLetGo(t *testing.T) {
 	}
 	out, _ = run(t, s, ws, `cat first second by-command; stat -c %u by-command`, false)
 	wantIn(t, out, "one", "two", "made", strconv.Itoa(int(DefaultUser.Uid)))
-	if again := keptNS(t, s, ws); again != ns {
-		t.Fatalf("the second call built namespace %d; want the first's, %d", again, ns)
+	if again, ino := keptNS(t, s, ws); again != first || ino != ns {
+		t.Fatalf("the second call entered namespace %d; want the first's, %d", ino, ns)
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(filepath.Join(ws, "by-command"), &st); err != nil || st.Uid != 0 {
@@ -111,14 +112,14 @@ func TestIdmappedWorkspaceIsKeptAndLetGo(t *testing.T) {
 	if out != "new\nfresh\n" {
 		t.Errorf("the workspace made again lists:\n%s", out)
 	}
-	renewed := keptNS(t, s, ws)
-	if renewed == 0 || renewed == ns {
-		t.Fatalf("namespace %d after the workspace was made again; want a new one (was %d)", renewed, ns)
+	again, renewed := keptNS(t, s, ws)
+	if again == nil || again == first {
+		t.Fatal("the namespace of the removed workspace was entered again; want a new one")
 	}
 
 	s.Close()
-	if kept := keptNS(t, s, ws); kept != 0 {
-		t.Fatalf("namespace %d still kept after Close", kept)
+	if kept, _ := keptNS(t, s, ws); kept != nil {
+		t.Fatal("a namespace is still kept after Close")
 	}
 	// The threads that started the commands leave it as they end, which
 	// they do once the command has (Start).
@@ -132,8 +133,8 @@ func TestIdmappedWorkspaceIsKeptAndLetGo(t *testing.T) {
 	// After Close a call still works, in a namespace of its own.
 	out, _ = run(t, s, ws, `cat new`, false)
 	wantIn(t, out, "fresh")
-	if kept := keptNS(t, s, ws); kept != 0 {
-		t.Fatalf("namespace %d kept after Close", kept)
+	if kept, _ := keptNS(t, s, ws); kept != nil {
+		t.Fatal("a namespace was kept after Close")
 	}
 }
 
@@ -146,7 +147,7 @@ func TestIdmappedWorkspaceLetGoWhenIdle(t *testing.T) {
 	ws := t.TempDir()
 	run(t, s, ws, `true`, false)
 	deadline := time.Now().Add(10 * time.Second)
-	for keptNS(t, s, ws) != 0 {
+	for kept, _ := keptNS(t, s, ws); kept != nil; kept, _ = keptNS(t, s, ws) {
 		if time.Now().After(deadline) {
 			t.Fatal("the namespace is still kept 10 s after its last call")
 		}

@@ -132,9 +132,9 @@ type Sandbox struct {
 	// idmapped (idmap.go).
 	runAs *syscall.Credential
 	idmap *idmap
-	// limitsInside: prlimit(1) sets each command's limits inside the
-	// sandbox, where the worker may not set another user's (bwrap.go).
-	limitsInside bool
+	// limitsBy is how the limits of runAs's commands are set
+	// (limitsas.go).
+	limitsBy int
 
 	proxyOnce sync.Once
 	proxy     *proxy
