@@ -131,6 +131,9 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"remote-hooks-webhook-sequential.json": "remote-hooks",
 		"prepare-in-model-turn.1.json":         "prepare-in-model-turn",
 		"session-watched-approvals.1.json":     "log-excerpt-at-rest",
+		"subagent-waiting-approval.1.json":     "subagent-approval-status",
+		// A session's hooks set by the setHooks Update (TestRecordHistories).
+		"session-set-hooks.1.json": "remote-hooks",
 	} {
 		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
 		require.NoError(t, err)

@@ -60,8 +60,10 @@ func TestRecordHistories(t *testing.T) {
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
 		"subagent-parent":               recordSubAgents,
 		"subagent-abort":                recordSubAgentAbort,
+		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
 		"session-watched-approvals":     recordSessionWatchedApprovals,
+		"session-set-hooks":             recordSessionSetHooks,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)
