@@ -61,6 +61,7 @@ func TestRecordHistories(t *testing.T) {
 		"subagent-parent":               recordSubAgents,
 		"subagent-abort":                recordSubAgentAbort,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
+		"subagent-can":                  recordSubAgentContinueMidBatch,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

@@ -102,20 +102,27 @@ func (l *loop) startSubAgent(call agent.Content, pos int, args map[string]any) w
 	}
 	parentID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	id := fmt.Sprintf("%s/task-%d-%d-%s", parentID, l.turn, pos, call.ID)
+	// A child that sends its result survives its parent's continue-as-new
+	// (subagent_carry.go).
+	sends := workflow.GetVersion(ctx, subAgentCarryChange, workflow.DefaultVersion, 1) == 1
+	policy := enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
+	if sends {
+		policy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+	}
+	start := workflow.Now(ctx)
 	cctx, cancel := workflow.WithCancel(l.abortCtx)
-	c := &childCall{key: callKey{call.ID, pos}, agent: name, workflowID: id, cancel: cancel}
+	c := &childCall{key: callKey{call.ID, pos}, agent: name, workflowID: id, cancel: cancel, sendsResult: sends, start: start}
 	l.children = append(l.children, c)
 	cctx = workflow.WithChildOptions(cctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          id,
 		TaskQueue:           profile.TaskQueue,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		ParentClosePolicy:   policy,
 		WaitForCancellation: true,
 		StaticSummary:       childSummary(name, prompt),
 	})
-	start := workflow.Now(ctx)
 	in := agentapi.AgentLoopInput{LoopConfig: l.childConfig(profile, budget), Prompt: prompt,
 		Parent: &agentapi.ParentCall{WorkflowID: parentID, ToolCallID: call.ID, Position: pos, Agent: name,
-			Start: start.UnixMilli(), Allowed: l.allowedTools()}}
+			Start: start.UnixMilli(), Allowed: l.allowedTools(), SendsResult: sends}}
 	child := workflow.ExecuteChildWorkflow(cctx, agentapi.AgentLoopWorkflow, in)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		out := l.subAgentOutput(gctx, c, child)
@@ -206,8 +213,10 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 		return errorOutput(fmt.Sprintf("Sub-agent %s could not start (workflow %s): %s", name, id, failureText(err)), details)
 	}
 	details.RunID = exec.RunID
+	c.runID = exec.RunID
 	var res agentapi.AgentLoopResult
 	err := child.Get(ctx, &res)
+	c.ended = true
 	var cancelled *temporal.CanceledError
 	if errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&res) == nil {
 		// An aborted parent cancelled it: it ended as an aborted run does.
@@ -216,6 +225,13 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 	if err != nil {
 		return errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", name, id, childFailure(err)), details)
 	}
+	return l.childAnswer(ctx, c, res, details)
+}
+
+// childAnswer makes a child's result its call's: the final answer's text,
+// or an error naming how the child ended. It counts what the child spent.
+func (l *loop) childAnswer(ctx workflow.Context, c *childCall, res agentapi.AgentLoopResult, details subAgentDetails) activities.ExecuteOutput {
+	name := c.agent
 	l.countChildUsage(c, res.Usage)
 	if l.parent != nil {
 		l.reportUsage()

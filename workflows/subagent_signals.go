@@ -45,6 +45,20 @@ type childCall struct {
 	counted agent.Usage
 	// stopped says why this run stopped the child, "" when it did not.
 	stopped string
+	// runID is its first run's id once it has started; start is when its
+	// call's execute started.
+	runID string
+	start time.Time
+	// sendsResult says it was started with the abandon close policy and
+	// sends its result by signal (subAgentCarryChange); result is that
+	// signal's result once in; ended is set once this run has its end
+	// (its future answered, or its result was taken).
+	sendsResult bool
+	result      *agentapi.SubAgentResult
+	ended       bool
+	// carried is its execute stage when an earlier workflow run started
+	// it (subagent_carry.go), nil otherwise.
+	carried *carriedExec
 }
 
 // childApproval is a sub-agent's call waiting for a person, seen here.
@@ -69,6 +83,9 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 	if c == nil {
 		return // the call has ended: its result counted everything
 	}
+	if l.batch != nil {
+		l.batch.news = true
+	}
 	if m.Usage != nil {
 		l.countChildUsage(c, *m.Usage)
 	}
@@ -87,6 +104,9 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 	}
 	if m.Approval != nil {
 		l.childApprovalSignal(ctx, c, *m.Approval)
+	}
+	if m.Result != nil {
+		l.childResultSignal(c, *m.Result)
 	}
 	l.budgetStopChildren()
 }
