@@ -98,8 +98,14 @@ type batch struct {
 	cancelCheck workflow.CancelFunc
 	// news says a call of the batch has reported or ended since the batch
 	// started or resumed in this workflow run: a resumed batch pauses
-	// again only after its history has grown for it.
-	news bool
+	// again only after its history has grown for it. arrived counts the
+	// signals of the batch's calls; a batch with children that send their
+	// result (wakeOnNews, subagent_carry.go) wakes for each, so that what
+	// they report goes out within the order window and the batch can
+	// pause. Batches recorded before it wake for stages and timers alone.
+	news       bool
+	arrived    int
+	wakeOnNews bool
 }
 
 // runConcurrently runs the prepared calls' execute→finalize chains
@@ -247,6 +253,7 @@ func (l *loop) finished(c *chain, f finalized) {
 }
 
 func (b *batch) hold(e heldEvent) {
+	b.arrived++
 	b.seq++
 	e.seq = b.seq
 	b.held = append(b.held, e)
@@ -320,8 +327,9 @@ func (b *batch) allDone() bool {
 // waitAny blocks until a stage or the release timer is ready, handling
 // signals first.
 func (l *loop) waitAny(ctx workflow.Context, b *batch, timer workflow.Future) {
+	seen := b.arrived
 	ready := func() bool {
-		if timer != nil && timer.IsReady() || b.check != nil && b.check.IsReady() {
+		if timer != nil && timer.IsReady() || b.check != nil && b.check.IsReady() || b.wakeOnNews && b.arrived != seen {
 			return true
 		}
 		for _, c := range b.chains {

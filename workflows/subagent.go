@@ -108,6 +108,9 @@ func (l *loop) startSubAgent(call agent.Content, pos int, args map[string]any) w
 	policy := enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
 	if sends {
 		policy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+		if l.batch != nil {
+			l.batch.wakeOnNews = true
+		}
 	}
 	start := workflow.Now(ctx)
 	cctx, cancel := workflow.WithCancel(l.abortCtx)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -112,8 +113,11 @@ func runIDs(t *testing.T, c client.Client, id string) []string {
 // waitRuns waits until a workflow has at least n runs.
 func waitRuns(t *testing.T, c client.Client, id string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(runIDs(t, c, id)) >= n }, settleTimeout, 50*time.Millisecond,
-		"%s did not continue as new", id)
+	if !assert.Eventually(t, func() bool { return len(runIDs(t, c, id)) >= n }, 20*time.Second, 50*time.Millisecond,
+		"%s did not continue as new", id) {
+		dumpRuns(t, c, id)
+		t.FailNow()
+	}
 }
 
 // batchShape is a run's events as pi's order fixes them: the tool events

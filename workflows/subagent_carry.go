@@ -174,7 +174,7 @@ func (l *loop) resumeBatch(ctx workflow.Context, p *agentapi.PausedBatch) toolBa
 			done[i] = &finalized{call: calls[i], result: d.Result, isError: d.IsError}
 		}
 	}
-	b := &batch{start: time.UnixMilli(p.Start), window: l.cfg.OrderWindow()}
+	b := &batch{start: time.UnixMilli(p.Start), window: l.cfg.OrderWindow(), wakeOnNews: true}
 	for _, cc := range p.Children {
 		ch := l.childByWorkflow(cc.WorkflowID)
 		if ch == nil || ch.carried == nil {

@@ -85,6 +85,7 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 	}
 	if l.batch != nil {
 		l.batch.news = true
+		l.batch.arrived++
 	}
 	if m.Usage != nil {
 		l.countChildUsage(c, *m.Usage)
