@@ -120,6 +120,33 @@ func waitRuns(t *testing.T, c client.Client, id string, n int) {
 	}
 }
 
+// dumpRuns logs each run's history, signals and failures spelled out, for
+// a test that fails waiting on a continue-as-new.
+func dumpRuns(t *testing.T, c client.Client, id string) {
+	for _, r := range runIDs(t, c, id) {
+		hist, err := testenv.History(context.Background(), c, id, r)
+		require.NoError(t, err)
+		t.Logf("run %s", r)
+		for _, e := range hist.GetEvents() {
+			s := e.GetEventType().String()
+			if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil {
+				s += " " + a.GetSignalName() + " " + string(a.GetInput().GetPayloads()[0].GetData())
+			}
+			if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+				s += " " + a.GetFailure().GetMessage()
+			}
+			t.Logf("%d %s", e.GetEventId(), clipText(s, 300))
+		}
+	}
+}
+
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
 // batchShape is a run's events as pi's order fixes them: the tool events
 // of the batch between the starts and the result messages as a sorted
 // block (children report and end in whatever order they run), the rest
@@ -181,11 +208,6 @@ func TestSubAgentsParentContinuesAsNewMidBatch(t *testing.T) {
 	hs.release("beta")
 	waitRuns(t, h.c, run.GetID(), 3)
 	hs.release("gamma")
-	t.Cleanup(func() {
-		if t.Failed() {
-			dumpRuns(t, h.c, run.GetID())
-		}
-	})
 	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 
