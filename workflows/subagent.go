@@ -33,16 +33,16 @@ import (
 //
 // The parent is in charge. An abort (or a cancellation from the CLI or
 // UI) cancels the children, which abort as a cancelled run does, and
-// theirs in turn; the call then ends with what the child returned. The
-// parent close policy is RequestCancel: a parent terminated or timed out
-// does not leave children spending unattended. A run continues as new only
-// between two turns (runLoop), when no tool call and so no child runs, so
-// the close policy never touches a child of a continuing run and the carry
-// has no children to carry. A parent whose worker dies keeps its children:
-// they run on, and their completion waits in the parent's history for
-// the next worker, which replays to the same futures and gets it once. A
-// child terminated or timed out ends its call with an error result saying
-// so.
+// theirs in turn; the call then ends with what the child returned. A
+// parent may continue as new while its children run (subagent_carry.go):
+// since subAgentCarryChange children are started with the abandon close
+// policy (Temporal applies the policy at a parent's continue-as-new too)
+// and send their result by signal, which a later run of the parent takes;
+// before it, the policy was RequestCancel and a run continued as new only
+// between turns. A parent whose worker dies keeps its children: they run
+// on, and their completion waits in the parent's history for the next
+// worker, which replays to the same futures and gets it once. A child
+// terminated or timed out ends its call with an error result saying so.
 
 // subAgentDetails is the task tool's result details.
 type subAgentDetails = agentapi.SubAgentDetails
