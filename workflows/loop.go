@@ -231,45 +231,16 @@ func (l *loop) runLoop(ctx workflow.Context, rs agentapi.PausedRun) *agentapi.Pa
 		for rs.HasMoreToolCalls || len(rs.Pending) > 0 || rs.Batch != nil {
 			var msg agent.Message
 			var batch toolBatch
+			next := turnGoesOn
 			if rs.Batch != nil {
 				// A batch the previous workflow run paused while its
 				// sub-agents ran: its turn goes on here.
 				msg, batch = l.lastAssistant, l.resumeBatch(ctx, rs.Batch)
 				rs.Batch = nil
-			} else {
-				if !rs.FirstTurn && l.suspend != nil && l.suspend() {
-					rs.NormalTurns = l.normalTurns
-					rs.BudgetRefused = l.budgetRefused
-					return &rs
-				}
-				if !rs.FirstTurn {
-					l.emit(agent.Event{Type: agent.EventTurnStart})
-				}
-				rs.FirstTurn = false
-				for _, m := range rs.Pending {
-					l.emitMessage(m)
-					l.push(m)
-				}
-				rs.Pending = nil
-
-				// A turn the budget stops makes no model call and is not
-				// counted (budget.go).
-				overBudget := l.budgetTurnCheck()
-				if overBudget == "" {
-					l.turn++
-					l.maybeCompact(ctx)
-				}
-				msg = l.modelTurn(ctx, overBudget)
-				if msg.StopReason.Unanswered() {
-					l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
-					l.end(msg)
-					return nil
-				}
-				if calls := msg.ToolCalls(); len(calls) > 0 {
-					batch = l.executeToolCalls(ctx, calls)
-				}
+			} else if msg, batch, next = l.turnOf(ctx, &rs); next == turnEnded {
+				return nil
 			}
-			if batch.paused != nil {
+			if next == turnSuspended || batch.paused != nil {
 				rs.Batch = batch.paused
 				rs.NormalTurns = l.normalTurns
 				rs.BudgetRefused = l.budgetRefused
@@ -300,6 +271,52 @@ func (l *loop) runLoop(ctx workflow.Context, rs agentapi.PausedRun) *agentapi.Pa
 	}
 	l.end(l.lastAssistant)
 	return nil
+}
+
+// turnNext says how a turn went on: to its batch's results, or the run
+// ended in it, or it did not start since the run continues as new first.
+type turnNext int
+
+const (
+	turnGoesOn turnNext = iota
+	turnEnded
+	turnSuspended
+)
+
+// turnOf starts a turn and runs it up to its tool batch's results: the
+// model's message and the batch.
+func (l *loop) turnOf(ctx workflow.Context, rs *agentapi.PausedRun) (agent.Message, toolBatch, turnNext) {
+	if !rs.FirstTurn && l.suspend != nil && l.suspend() {
+		return agent.Message{}, toolBatch{}, turnSuspended
+	}
+	if !rs.FirstTurn {
+		l.emit(agent.Event{Type: agent.EventTurnStart})
+	}
+	rs.FirstTurn = false
+	for _, m := range rs.Pending {
+		l.emitMessage(m)
+		l.push(m)
+	}
+	rs.Pending = nil
+
+	// A turn the budget stops makes no model call and is not counted
+	// (budget.go).
+	overBudget := l.budgetTurnCheck()
+	if overBudget == "" {
+		l.turn++
+		l.maybeCompact(ctx)
+	}
+	msg := l.modelTurn(ctx, overBudget)
+	if msg.StopReason.Unanswered() {
+		l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
+		l.end(msg)
+		return msg, toolBatch{}, turnEnded
+	}
+	var batch toolBatch
+	if calls := msg.ToolCalls(); len(calls) > 0 {
+		batch = l.executeToolCalls(ctx, calls)
+	}
+	return msg, batch, turnGoesOn
 }
 
 // end emits agent_end and records how the run stopped.
