@@ -353,3 +353,29 @@ func recordSubAgentContinueMidBatch(t *testing.T) (client.Client, string) {
 	saveChain(t, h.c, run.GetID()+"/task-1-2-t2", filepath.Join("..", "testdata", "histories"), "subagent-can-child")
 	return h.c, run.GetID()
 }
+
+// TestSubAgentsSessionContinuesAsNewMidBatch: a session's run pauses its
+// batch across the session's continue-as-new as a run does; each answer
+// reaches the run once and the session goes idle after it.
+func TestSubAgentsSessionContinuesAsNewMidBatch(t *testing.T) {
+	hs := newHolds("beta", "gamma")
+	h := newHarness(t, []llm.ScriptedResponse{threeTasks(), answer(text("All three answered."))}, hs.tool())
+	h.scripted.Add("child", holdScript())
+	in := h.holdInput(true)
+	run := h.startSession(agentapi.SessionInput{LoopConfig: in.LoopConfig, ContinueAsNewAfterEvents: 2})
+	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", agentapi.SignalPrompt,
+		agentapi.PromptRequest{Text: "split the work"}))
+	for range 3 {
+		<-hs.entered
+	}
+	waitRuns(t, h.c, run.GetID(), 2)
+	hs.release("beta")
+	hs.release("gamma")
+	var ends []string
+	for _, e := range h.waitRunEnd(run, 1) {
+		if e.Type == agent.EventToolExecutionEnd {
+			ends = append(ends, e.ToolCallID+" "+agent.TextOf(e.Result.Content))
+		}
+	}
+	require.ElementsMatch(t, []string{"t1 done: alpha", "t2 done: beta", "t3 done: gamma"}, ends)
+}
