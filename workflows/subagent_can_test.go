@@ -95,6 +95,42 @@ func (h *harness) holdInput(rollOver bool) agentapi.AgentLoopInput {
 	return in
 }
 
+// startHolding starts a parent of three holding children and waits until
+// all three hold and the parent has continued as new once.
+func (h *harness) startHolding(hs *holds) client.WorkflowRun {
+	h.t.Helper()
+	h.scripted.Add("child", holdScript())
+	run := h.start(h.holdInput(true))
+	hs.waitEntered(h.t, run.GetID(), h.c)
+	return run
+}
+
+// waitEntered waits until three children hold and the workflow has
+// continued as new once.
+func (hs *holds) waitEntered(t *testing.T, id string, c client.Client) {
+	t.Helper()
+	for range 3 {
+		<-hs.entered
+	}
+	waitRuns(t, c, id, 2)
+}
+
+// twoSeams releases beta, waits for a second continue-as-new, releases
+// gamma and returns the parent's result.
+func (h *harness) twoSeams(hs *holds, run client.WorkflowRun) agentapi.AgentLoopResult {
+	h.t.Helper()
+	hs.release("beta")
+	waitRuns(h.t, h.c, run.GetID(), 3)
+	hs.release("gamma")
+	return h.latestResult(run)
+}
+
+// latestResult is the result of a workflow's last run.
+func (h *harness) latestResult(run client.WorkflowRun) agentapi.AgentLoopResult {
+	h.t.Helper()
+	return testenv.Result(h.t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+}
+
 // runIDs are a workflow's runs, first to last.
 func runIDs(t *testing.T, c client.Client, id string) []string {
 	t.Helper()
@@ -118,6 +154,16 @@ func waitRuns(t *testing.T, c client.Client, id string, n int) {
 		dumpRuns(t, c, id)
 		t.FailNow()
 	}
+}
+
+// waitStatus waits until a workflow's latest run has the status: a child
+// sends its result before it completes, so its parent may end first.
+func waitStatus(t *testing.T, c client.Client, id string, want enumspb.WorkflowExecutionStatus) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		d, err := c.DescribeWorkflow(context.Background(), id, "")
+		return err == nil && d.RawResponse.GetWorkflowExecutionInfo().GetStatus() == want
+	}, settleTimeout, 20*time.Millisecond, "%s is not %s", id, want)
 }
 
 // dumpRuns logs each run's history, signals and failures spelled out, for
@@ -199,16 +245,8 @@ func TestSubAgentsParentContinuesAsNewMidBatch(t *testing.T) {
 
 	hs := newHolds("beta", "gamma")
 	h := newHarness(t, script, hs.tool())
-	h.scripted.Add("child", holdScript())
-	run := h.start(h.holdInput(true))
-	for range 3 {
-		<-hs.entered
-	}
-	waitRuns(t, h.c, run.GetID(), 2)
-	hs.release("beta")
-	waitRuns(t, h.c, run.GetID(), 3)
-	hs.release("gamma")
-	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+	run := h.startHolding(hs)
+	res := h.twoSeams(hs, run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 
 	evs := testenv.Events(t, h.c, h.c.GetWorkflow(context.Background(), run.GetID(), ""))
@@ -235,11 +273,10 @@ func TestSubAgentsParentContinuesAsNewMidBatch(t *testing.T) {
 		require.NotNil(t, d.Usage)
 		childUsage = childUsage.Add(*d.Usage)
 
+		waitStatus(t, h.c, id, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)
 		desc, err := h.c.DescribeWorkflow(context.Background(), id, "")
 		require.NoError(t, err)
-		info := desc.RawResponse.GetWorkflowExecutionInfo()
-		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, info.GetStatus())
-		require.Equal(t, d.RunID, info.GetExecution().GetRunId())
+		require.Equal(t, d.RunID, desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId())
 	}
 	var own agent.Usage
 	for _, e := range evs {
@@ -271,12 +308,7 @@ func TestSubAgentsParentContinuesAsNewMidBatch(t *testing.T) {
 func TestSubAgentsAbortAfterRollOver(t *testing.T) {
 	hs := newHolds("alpha", "beta", "gamma")
 	h := newHarness(t, []llm.ScriptedResponse{threeTasks(), answer(text("unreached"))}, hs.tool())
-	h.scripted.Add("child", holdScript())
-	run := h.start(h.holdInput(true))
-	for range 3 {
-		<-hs.entered
-	}
-	waitRuns(t, h.c, run.GetID(), 2)
+	run := h.startHolding(hs)
 
 	sent := time.Now()
 	handle, err := h.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
@@ -288,7 +320,7 @@ func TestSubAgentsAbortAfterRollOver(t *testing.T) {
 	for range 3 {
 		require.Less(t, (<-hs.stopped).Sub(sent), time.Second, "a carried child's tool learned of the abort too late")
 	}
-	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+	res := h.latestResult(run)
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	n := 0
 	for _, m := range res.Messages {
@@ -300,9 +332,7 @@ func TestSubAgentsAbortAfterRollOver(t *testing.T) {
 	}
 	require.Equal(t, 3, n)
 	for i := 1; i <= 3; i++ {
-		d, err := h.c.DescribeWorkflow(context.Background(), fmt.Sprintf("%s/task-1-%d-t%d", run.GetID(), i, i), "")
-		require.NoError(t, err)
-		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, d.RawResponse.GetWorkflowExecutionInfo().GetStatus())
+		waitStatus(t, h.c, fmt.Sprintf("%s/task-1-%d-t%d", run.GetID(), i, i), enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED)
 	}
 }
 
@@ -313,17 +343,12 @@ func TestSubAgentsAbortAfterRollOver(t *testing.T) {
 func TestSubAgentCarriedChildTerminated(t *testing.T) {
 	hs := newHolds("alpha", "beta", "gamma")
 	h := newHarness(t, []llm.ScriptedResponse{threeTasks(), answer(text("Gamma is gone."))}, hs.tool())
-	h.scripted.Add("child", holdScript())
-	run := h.start(h.holdInput(true))
-	for range 3 {
-		<-hs.entered
-	}
-	waitRuns(t, h.c, run.GetID(), 2)
+	run := h.startHolding(hs)
 	gamma := run.GetID() + "/task-1-3-t3"
 	require.NoError(t, h.c.TerminateWorkflow(context.Background(), gamma, "", "gone for good"))
 	hs.release("alpha")
 	hs.release("beta")
-	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+	res := h.latestResult(run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	results := res.Messages[len(res.Messages)-4 : len(res.Messages)-1]
 	require.Equal(t, "done: alpha", results[0].Content[0].Text)
@@ -339,16 +364,8 @@ func TestSubAgentCarriedChildTerminated(t *testing.T) {
 func recordSubAgentContinueMidBatch(t *testing.T) (client.Client, string) {
 	hs := newHolds("beta", "gamma")
 	h := recording(t, []llm.ScriptedResponse{threeTasks(), answer(text("All three answered."))}, hs.tool())
-	h.scripted.Add("child", holdScript())
-	run := h.start(h.holdInput(true))
-	for range 3 {
-		<-hs.entered
-	}
-	waitRuns(t, h.c, run.GetID(), 2)
-	hs.release("beta")
-	waitRuns(t, h.c, run.GetID(), 3)
-	hs.release("gamma")
-	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), run.GetID(), ""), time.Minute)
+	run := h.startHolding(hs)
+	res := h.twoSeams(hs, run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	saveChain(t, h.c, run.GetID()+"/task-1-2-t2", filepath.Join("..", "testdata", "histories"), "subagent-can-child")
 	return h.c, run.GetID()
@@ -365,10 +382,7 @@ func TestSubAgentsSessionContinuesAsNewMidBatch(t *testing.T) {
 	run := h.startSession(agentapi.SessionInput{LoopConfig: in.LoopConfig, ContinueAsNewAfterEvents: 2})
 	require.NoError(t, h.c.SignalWorkflow(context.Background(), run.GetID(), "", agentapi.SignalPrompt,
 		agentapi.PromptRequest{Text: "split the work"}))
-	for range 3 {
-		<-hs.entered
-	}
-	waitRuns(t, h.c, run.GetID(), 2)
+	hs.waitEntered(t, run.GetID(), h.c)
 	hs.release("beta")
 	hs.release("gamma")
 	var ends []string
