@@ -299,6 +299,7 @@ func (l *loop) turnOf(ctx workflow.Context, rs *agentapi.PausedRun) (agent.Messa
 	}
 	rs.Pending = nil
 
+	l.abortIfParentGone()
 	// A turn the budget stops makes no model call and is not counted
 	// (budget.go).
 	overBudget := l.budgetTurnCheck()

@@ -132,6 +132,8 @@ type loop struct {
 	childApprovals []*childApproval
 	parent         *agentapi.ParentCall
 	parentSignals  []workflow.Future
+	// parentGone is set once a signal to the parent found it closed.
+	parentGone bool
 
 	// approvals are the calls waiting for (or just decided by) a person,
 	// by tool call id, in request order; allowed are the tools a person

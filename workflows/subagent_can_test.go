@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-agents/agentloop/agent"
@@ -392,4 +393,46 @@ func TestSubAgentsSessionContinuesAsNewMidBatch(t *testing.T) {
 		}
 	}
 	require.ElementsMatch(t, []string{"t1 done: alpha", "t2 done: beta", "t3 done: gamma"}, ends)
+}
+
+// TestSubAgentOutlivesNoTerminatedParent: a child started with the
+// abandon close policy whose parent is terminated aborts itself at its
+// next turn boundary once a signal to its parent has failed, instead of
+// spending unattended.
+func TestSubAgentOutlivesNoTerminatedParent(t *testing.T) {
+	hs := newHolds("solo-1", "solo-2")
+	h := newHarness(t, []llm.ScriptedResponse{answer(taskCall("t1", "helper", "solo")), answer(text("unreached"))}, hs.tool())
+	h.scripted.Add("child", llm.Script{Reply: func(req llm.Request) llm.ScriptedResponse {
+		turns := 0
+		for _, m := range req.Messages {
+			if m.Role == agent.RoleAssistant {
+				turns++
+			}
+		}
+		if turns < 2 {
+			return answer(agent.ToolCall(fmt.Sprintf("h%d", turns+1), "hold", map[string]any{"who": fmt.Sprintf("solo-%d", turns+1)}))
+		}
+		return answer(text("done: solo"))
+	}})
+	run := h.start(h.holdInput(false))
+	require.Equal(t, "solo-1", <-hs.entered)
+	require.NoError(t, h.c.TerminateWorkflow(context.Background(), run.GetID(), "", "gone for good"))
+	hs.release("solo-1")
+	require.Equal(t, "solo-2", <-hs.entered)
+
+	child := run.GetID() + "/task-1-1-t1"
+	require.Eventually(t, func() bool {
+		hist, err := testenv.History(context.Background(), h.c, child, "")
+		if err != nil {
+			return false
+		}
+		return slices.ContainsFunc(hist.GetEvents(), func(e *historypb.HistoryEvent) bool {
+			return e.GetEventType() == enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED
+		})
+	}, settleTimeout, 20*time.Millisecond, "the child's signal to its terminated parent did not fail")
+	hs.release("solo-2")
+
+	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), child, ""), time.Minute)
+	require.Equal(t, agent.StopReasonAborted, res.StopReason)
+	require.Equal(t, int32(3), h.modelCalls.Load(), "the parent's one model call and the child's two: none after the parent was found gone")
 }

@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/activities"
@@ -51,9 +53,12 @@ import (
 //     answer. A child completed whose result has not come by the next
 //     check ends its call the same way.
 //
-// What remains: an abandoned child outlives a parent terminated from
-// outside (the close policy no longer cancels it); it stops at its end,
-// or when someone aborts it.
+// An abandoned child outlives a parent terminated from outside, which
+// the close policy no longer cancels: such a child aborts itself at its
+// next turn boundary once a signal it sent its parent has failed for want
+// of a running parent (parentGone). It costs no command: a child signals
+// its parent after each turn that calls tools. A child inside one long
+// tool call learns it only when the call ends.
 const subAgentCarryChange = "subagent-continue-mid-batch"
 
 // carriedExec is the execute stage of a child started by an earlier
@@ -328,6 +333,30 @@ func (l *loop) closedChildren(ctx workflow.Context, out activities.DescribeChild
 		c.ended = true
 		details := subAgentDetails{Agent: c.agent, WorkflowID: c.workflowID, RunID: c.runID}
 		l.endCarried(ctx, c, errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", c.agent, c.workflowID, why), details))
+	}
+}
+
+// noteParentGone notes that a signal to the parent found no running
+// parent: terminated or timed out, since a parent that ends otherwise
+// waits for its children first.
+func (l *loop) noteParentGone() {
+	for _, f := range l.parentSignals {
+		var gone *temporal.UnknownExternalWorkflowExecutionError
+		if f.IsReady() && errors.As(f.Get(l.baseCtx, nil), &gone) {
+			l.parentGone = true
+		}
+	}
+}
+
+// abortIfParentGone aborts a child started with the abandon close policy
+// whose parent is gone, before its next model turn: nobody waits for its
+// answer.
+func (l *loop) abortIfParentGone() {
+	if l.parent == nil || !l.parent.SendsResult || l.aborted {
+		return
+	}
+	if l.noteParentGone(); l.parentGone {
+		l.abort("the parent workflow " + l.parent.WorkflowID + " is gone")
 	}
 }
 

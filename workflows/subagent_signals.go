@@ -166,6 +166,7 @@ func (l *loop) sendParent(m agentapi.SubAgentSignal) {
 		return
 	}
 	m.ToolCallID, m.Position = l.parent.ToolCallID, l.parent.Position
+	l.noteParentGone()
 	l.parentSignals = slices.DeleteFunc(l.parentSignals, workflow.Future.IsReady)
 	l.parentSignals = append(l.parentSignals,
 		workflow.SignalExternalWorkflow(l.baseCtx, l.parent.WorkflowID, "", agentapi.SignalSubAgent, m))
