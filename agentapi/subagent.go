@@ -120,6 +120,9 @@ type PausedBatch struct {
 	Done []*DoneCall `json:"done"`
 	// Children are the sub-agents still running, in call order.
 	Children []CarriedChild `json:"children"`
+	// Aborted is the reason of an abort that came while the run handed
+	// over: the next run is aborted too.
+	Aborted string `json:"aborted,omitempty"`
 }
 
 // DoneCall is an ended call's finalized result.

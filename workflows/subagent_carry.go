@@ -128,8 +128,11 @@ func (l *loop) pauseBatch(b *batch, done []*finalized) *agentapi.PausedBatch {
 }
 
 // carryChildren fills a paused batch's children with what this run knows
-// of them now.
+// of them now, and an abort that came as the run handed over.
 func (l *loop) carryChildren(p *agentapi.PausedBatch) {
+	if l.aborted {
+		p.Aborted = l.abortReason
+	}
 	for i := range p.Children {
 		cc := &p.Children[i]
 		ch := l.childByWorkflow(cc.WorkflowID)
@@ -189,6 +192,9 @@ func (l *loop) resumeBatch(ctx workflow.Context, p *agentapi.PausedBatch) toolBa
 			exec: ch.carried.future, progress: cc.Progress})
 	}
 	l.batch = b
+	if p.Aborted != "" {
+		l.abort(p.Aborted)
+	}
 	for _, ch := range slices.Clone(l.children) {
 		// Results that came with the carry, or while the run resolved.
 		l.takeResult(ch)
