@@ -115,9 +115,12 @@ func (l *loop) pauseBatch(b *batch, done []*finalized) *agentapi.PausedBatch {
 			done[c.index] = c.done
 			continue
 		}
-		ch := l.childOf(c.call.ID, c.index+1)
-		p.Children = append(p.Children, agentapi.CarriedChild{Index: c.index, Args: c.args, Progress: c.progress,
-			WorkflowID: ch.workflowID})
+		// pauseBatchNow found the running child of each running chain.
+		id := ""
+		if ch := l.childOf(c.call.ID, c.index+1); ch != nil {
+			id = ch.workflowID
+		}
+		p.Children = append(p.Children, agentapi.CarriedChild{Index: c.index, Args: c.args, Progress: c.progress, WorkflowID: id})
 	}
 	for i, f := range done {
 		if f != nil {
