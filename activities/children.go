@@ -42,7 +42,7 @@ const (
 func (a *Activities) DescribeChildren(ctx context.Context, in DescribeChildrenInput) (DescribeChildrenOutput, error) {
 	var out DescribeChildrenOutput
 	for _, id := range in.WorkflowIDs {
-		d, err := a.Client.DescribeWorkflowExecution(ctx, id, "")
+		d, err := a.Client.DescribeWorkflow(ctx, id, "")
 		var notFound *serviceerror.NotFound
 		switch {
 		case errors.As(err, &notFound):
@@ -51,7 +51,7 @@ func (a *Activities) DescribeChildren(ctx context.Context, in DescribeChildrenIn
 		case err != nil:
 			return DescribeChildrenOutput{}, err
 		}
-		out.Children = append(out.Children, ChildStatus{WorkflowID: id, Status: childStatus(d.GetWorkflowExecutionInfo().GetStatus())})
+		out.Children = append(out.Children, ChildStatus{WorkflowID: id, Status: childStatus(d.RawResponse.GetWorkflowExecutionInfo().GetStatus())})
 	}
 	return out, nil
 }
