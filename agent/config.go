@@ -241,10 +241,10 @@ func (c *LoopConfig) Normalize() error {
 	if err := c.Budget.Check(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkHooks("beforeToolCall", c.BeforeToolCall); err != nil {
+	if err := CheckHooks("beforeToolCall", c.BeforeToolCall); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkHooks("afterToolCall", c.AfterToolCall); err != nil {
+	if err := CheckHooks("afterToolCall", c.AfterToolCall); err != nil {
 		errs = append(errs, err)
 	}
 	if l := c.SubAgentLimits; l != nil && l.CheckInterval != "" {

@@ -30,6 +30,9 @@ const (
 	// UpdateSetRemoteTools replaces the session's remote tools
 	// (RemoteToolsRequest) for its next run.
 	UpdateSetRemoteTools = "setRemoteTools"
+	// UpdateSetHooks replaces the session's beforeToolCall and
+	// afterToolCall hooks (HooksRequest) for its next run.
+	UpdateSetHooks = "setHooks"
 	// UpdateCompact compacts the session's context between runs, with
 	// optional custom instructions for the summary.
 	UpdateCompact = "compact"

@@ -105,6 +105,7 @@ func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 		l.reportApproval(a.call, a.position(k), "", 0, a.decision)
 	}
 	l.setStatus(ctx, agentapi.StatusRunning)
+	l.childApprovalStatus(ctx) // a sub-agent's call may still wait
 }
 
 // takeApproval removes a decided call's wait and returns the immediate

@@ -126,7 +126,10 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"remote-hooks-activity-parallel.json":  "remote-hooks",
 		"remote-hooks-webhook-sequential.json": "remote-hooks",
 		"prepare-in-model-turn.1.json":         "prepare-in-model-turn",
-		"subagent-can.1.json":                  "subagent-continue-mid-batch",
+		"subagent-waiting-approval.1.json":     "subagent-approval-status",
+		// A session's hooks set by the setHooks Update (TestRecordHistories).
+		"session-set-hooks.1.json": "remote-hooks",
+		"subagent-can.1.json":      "subagent-continue-mid-batch",
 	} {
 		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
 		require.NoError(t, err)

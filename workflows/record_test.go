@@ -60,7 +60,9 @@ func TestRecordHistories(t *testing.T) {
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
 		"subagent-parent":               recordSubAgents,
 		"subagent-abort":                recordSubAgentAbort,
+		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
+		"session-set-hooks":             recordSessionSetHooks,
 		"subagent-can":                  recordSubAgentContinueMidBatch,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -273,6 +273,7 @@ func (l *loop) childAnswer(ctx workflow.Context, c *childCall, res agentapi.Agen
 func (l *loop) childEnded(c *childCall) {
 	l.children = slices.DeleteFunc(l.children, func(x *childCall) bool { return x == c })
 	l.childApprovals = slices.DeleteFunc(l.childApprovals, func(x *childApproval) bool { return x.call == c.key })
+	l.childApprovalStatus(l.baseCtx)
 }
 
 // adoptParent takes what a sub-agent's run knows of its parent's call.

@@ -198,6 +198,8 @@ func (l *loop) resumeBatch(ctx workflow.Context, p *agentapi.PausedBatch) toolBa
 	if p.Aborted != "" {
 		l.abort(p.Aborted)
 	}
+	// Carried children's calls that wait for a person (visibility.go).
+	l.childApprovalStatus(ctx)
 	for _, ch := range slices.Clone(l.children) {
 		// Results that came with the carry, or while the run resolved.
 		l.takeResult(ch)

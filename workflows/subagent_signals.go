@@ -246,6 +246,7 @@ func (l *loop) childApprovalSignal(ctx workflow.Context, c *childCall, ap agenta
 			return
 		}
 		l.childApprovals = slices.Delete(l.childApprovals, i, i+1)
+		l.childApprovalStatus(ctx)
 		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: ap.ToolCallID, ToolName: ap.ToolName,
 			Approval: &agent.ApprovalInfo{Decision: ap.Decision, Position: ap.Position, SubAgent: ref}})
 		l.sendParent(agentapi.SubAgentSignal{Approval: &ap})
@@ -261,6 +262,7 @@ func (l *loop) childApprovalSignal(ctx workflow.Context, c *childCall, ap agenta
 		l.forwardApproval(ap, agentapi.ApproveRequest{Decision: agent.ApprovalAlways})
 		return
 	}
+	l.childApprovalStatus(ctx)
 	l.sendParent(agentapi.SubAgentSignal{Approval: &ap})
 }
 
