@@ -44,6 +44,18 @@ func newHolds(who ...string) *holds {
 
 func (h *holds) release(who string) { close(h.gates[who]) }
 
+// next is the next child to enter hold.
+func (h *holds) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case who := <-h.entered:
+		return who
+	case <-time.After(settleTimeout):
+		t.Fatal("no child entered hold")
+		return ""
+	}
+}
+
 func (h *holds) tool() tools.FuncTool {
 	return tool("hold", func(ctx context.Context, c tools.Call) (agent.ToolResult, error) {
 		who, _ := c.Args["who"].(string)
@@ -111,7 +123,7 @@ func (h *harness) startHolding(hs *holds) client.WorkflowRun {
 func (hs *holds) waitEntered(t *testing.T, id string, c client.Client) {
 	t.Helper()
 	for range 3 {
-		<-hs.entered
+		hs.next(t)
 	}
 	waitRuns(t, c, id, 2)
 }
@@ -155,6 +167,16 @@ func waitRuns(t *testing.T, c client.Client, id string, n int) {
 		dumpRuns(t, c, id)
 		t.FailNow()
 	}
+}
+
+// waitEvent waits until a workflow's latest run's history has an event of
+// the type.
+func waitEvent(t *testing.T, c client.Client, id string, typ enumspb.EventType) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		hist, err := testenv.History(context.Background(), c, id, "")
+		return err == nil && slices.ContainsFunc(hist.GetEvents(), func(e *historypb.HistoryEvent) bool { return e.GetEventType() == typ })
+	}, settleTimeout, 20*time.Millisecond, "%s has no %s", id, typ)
 }
 
 // waitStatus waits until a workflow's latest run has the status: a child
@@ -319,7 +341,12 @@ func TestSubAgentsAbortAfterRollOver(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, handle.Get(context.Background(), nil))
 	for range 3 {
-		require.Less(t, (<-hs.stopped).Sub(sent), time.Second, "a carried child's tool learned of the abort too late")
+		select {
+		case at := <-hs.stopped:
+			require.Less(t, at.Sub(sent), time.Second, "a carried child's tool learned of the abort too late")
+		case <-time.After(settleTimeout):
+			t.Fatal("a carried child's tool never learned of the abort")
+		}
 	}
 	res := h.latestResult(run)
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
@@ -415,24 +442,44 @@ func TestSubAgentOutlivesNoTerminatedParent(t *testing.T) {
 		return answer(text("done: solo"))
 	}})
 	run := h.start(h.holdInput(false))
-	require.Equal(t, "solo-1", <-hs.entered)
+	require.Equal(t, "solo-1", hs.next(t))
+	// The child's first signal (its turn-1 progress) reaches the parent
+	// before the parent is terminated: the next one fails.
+	child := run.GetID() + "/task-1-1-t1"
+	waitEvent(t, h.c, run.GetID(), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)
 	require.NoError(t, h.c.TerminateWorkflow(context.Background(), run.GetID(), "", "gone for good"))
 	hs.release("solo-1")
-	require.Equal(t, "solo-2", <-hs.entered)
-
-	child := run.GetID() + "/task-1-1-t1"
-	require.Eventually(t, func() bool {
-		hist, err := testenv.History(context.Background(), h.c, child, "")
-		if err != nil {
-			return false
-		}
-		return slices.ContainsFunc(hist.GetEvents(), func(e *historypb.HistoryEvent) bool {
-			return e.GetEventType() == enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED
-		})
-	}, settleTimeout, 20*time.Millisecond, "the child's signal to its terminated parent did not fail")
+	require.Equal(t, "solo-2", hs.next(t))
+	waitEvent(t, h.c, child, enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED)
 	hs.release("solo-2")
 
 	res := testenv.Result(t, h.c.GetWorkflow(context.Background(), child, ""), time.Minute)
 	require.Equal(t, agent.StopReasonAborted, res.StopReason)
 	require.Equal(t, int32(3), h.modelCalls.Load(), "the parent's one model call and the child's two: none after the parent was found gone")
+}
+
+// TestSubAgentApprovalAcrossRollOver: a child's call waiting for a person
+// travels with the batch: after the parent has continued as new it is
+// still pending on the parent (waiting_approval), and the parent's approve
+// Update reaches the child.
+func TestSubAgentApprovalAcrossRollOver(t *testing.T) {
+	h := newHarness(t, []llm.ScriptedResponse{answer(taskCall("t1", "helper", "one")), answer(text("approved and done"))}, okTool("risky"))
+	h.scripted.Add("child", childScript("risky"))
+	in := h.subAgentInput("go", nil, agent.SubAgent{Name: "helper", Description: "risks",
+		Model: &agent.ModelRef{Provider: "test", ID: "child"}, Tools: []string{"risky"}})
+	in.Approval = &agent.ApprovalPolicy{Tools: []string{"risky"}}
+	in.ContinueAsNewAfterEvents = 2
+	run := h.start(in)
+	waitRuns(t, h.c, run.GetID(), 2)
+	latest := h.c.GetWorkflow(context.Background(), run.GetID(), "")
+	st := h.waitState(latest, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 })
+	require.Equal(t, agentapi.StatusWaitingApproval, st.Status)
+	require.Equal(t, run.GetID()+"/task-1-1-t1", st.PendingApprovals[0].SubAgent.WorkflowID)
+
+	h.updateOnce(run.GetID(), "approve-1", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: agent.ApprovalAllow}, nil)
+	res := h.latestResult(run)
+	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
+	m := res.Messages[len(res.Messages)-2]
+	require.False(t, m.IsError, m.Content)
+	require.Equal(t, "done: one", m.Content[0].Text)
 }
