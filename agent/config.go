@@ -247,6 +247,11 @@ func (c *LoopConfig) Normalize() error {
 	if err := CheckHooks("afterToolCall", c.AfterToolCall); err != nil {
 		errs = append(errs, err)
 	}
+	if l := c.SubAgentLimits; l != nil && l.CheckInterval != "" {
+		if d, err := time.ParseDuration(l.CheckInterval); err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("subAgentLimits.checkInterval %q: want a Go duration of at least 1s, such as 10m", l.CheckInterval))
+		}
+	}
 	if c.EventOrderWindow != "" {
 		if d, err := time.ParseDuration(c.EventOrderWindow); err != nil || d <= 0 || d > maxEventOrderWindow {
 			errs = append(errs, fmt.Errorf("eventOrderWindow %q: want a positive Go duration up to %v, such as 500ms", c.EventOrderWindow, maxEventOrderWindow))

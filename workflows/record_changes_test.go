@@ -134,6 +134,7 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"subagent-waiting-approval.1.json":     "subagent-approval-status",
 		// A session's hooks set by the setHooks Update (TestRecordHistories).
 		"session-set-hooks.1.json": "remote-hooks",
+		"subagent-can.1.json":      "subagent-continue-mid-batch",
 	} {
 		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
 		require.NoError(t, err)

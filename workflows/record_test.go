@@ -64,6 +64,7 @@ func TestRecordHistories(t *testing.T) {
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
 		"session-watched-approvals":     recordSessionWatchedApprovals,
 		"session-set-hooks":             recordSessionSetHooks,
+		"subagent-can":                  recordSubAgentContinueMidBatch,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)
