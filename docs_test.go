@@ -18,26 +18,7 @@ import (
 // names exists, and so does the heading its #fragment names (as GitHub
 // makes anchors from headings).
 func TestDocsLinksResolve(t *testing.T) {
-	var files []string
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", ".demo", ".stack", "testdata":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(path, ".md") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := repoFiles(t, ".md")
 	anchors := map[string]map[string]bool{}
 	anchorsOf := func(path string) map[string]bool {
 		if a, ok := anchors[path]; ok {
@@ -92,6 +73,53 @@ var (
 )
 
 // markdownLinks returns the targets of the links outside code blocks.
+// No file carries a merge's conflict markers: Go would not compile with
+// them, but Markdown, scripts and data files would ship them unnoticed (a
+// merge once committed them into docs/api.md).
+func TestNoConflictMarkers(t *testing.T) {
+	for _, file := range repoFiles(t, ".md", ".go", ".sh", ".ts", ".mjs", ".json", ".yml", ".yaml", ".conf") {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") || line == "|||||||" {
+				t.Errorf("%s:%d: a merge's conflict marker: %q", file, i+1, line)
+			}
+		}
+	}
+}
+
+// repoFiles lists the repository's files with one of the endings, but for
+// what git ignores and test data.
+func repoFiles(t *testing.T, endings ...string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", ".demo", ".stack", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		for _, e := range endings {
+			if strings.HasSuffix(path, e) {
+				files = append(files, path)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 func markdownLinks(md string) []string {
 	var out []string
 	for _, m := range linkRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(md, ""), -1) {

@@ -241,11 +241,16 @@ func (c *LoopConfig) Normalize() error {
 	if err := c.Budget.Check(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkHooks("beforeToolCall", c.BeforeToolCall); err != nil {
+	if err := CheckHooks("beforeToolCall", c.BeforeToolCall); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkHooks("afterToolCall", c.AfterToolCall); err != nil {
+	if err := CheckHooks("afterToolCall", c.AfterToolCall); err != nil {
 		errs = append(errs, err)
+	}
+	if l := c.SubAgentLimits; l != nil && l.CheckInterval != "" {
+		if d, err := time.ParseDuration(l.CheckInterval); err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("subAgentLimits.checkInterval %q: want a Go duration of at least 1s, such as 10m", l.CheckInterval))
+		}
 	}
 	if c.EventOrderWindow != "" {
 		if d, err := time.ParseDuration(c.EventOrderWindow); err != nil || d <= 0 || d > maxEventOrderWindow {

@@ -205,8 +205,9 @@ func (w *WebhookHook) check() error {
 	return nil
 }
 
-// checkHooks checks a hook list of the run's config.
-func checkHooks(field string, hs []Hook) error {
+// CheckHooks checks a hook list (a run's or a session's beforeToolCall or
+// afterToolCall, named field in what it says).
+func CheckHooks(field string, hs []Hook) error {
 	var errs []error
 	for i, h := range hs {
 		if err := h.Check(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // SubAgentTool is the name of the tool through which a run's model delegates
@@ -61,6 +62,22 @@ type SubAgentLimits struct {
 	// MaxFanOut is how many sub-agent calls of one run may run at once
 	// (DefaultSubAgentFanOut); a call past it ends with an error result.
 	MaxFanOut int `json:"maxFanOut,omitempty"`
+	// CheckInterval is how often a run that continued as new while its
+	// sub-agents ran checks that those it carried still run (a Go
+	// duration, "10m" by default): a child terminated from outside sends
+	// nothing, and its call ends at the next check.
+	CheckInterval string `json:"checkInterval,omitempty"`
+}
+
+// CheckEvery is the parsed CheckInterval, def when it gives none.
+func (s *SubAgentLimits) CheckEvery(def time.Duration) time.Duration {
+	if s == nil {
+		return def
+	}
+	if d, err := time.ParseDuration(s.CheckInterval); err == nil && d > 0 {
+		return d
+	}
+	return def
 }
 
 // Depth is the parsed MaxDepth.

@@ -30,6 +30,9 @@ const (
 	// UpdateSetRemoteTools replaces the session's remote tools
 	// (RemoteToolsRequest) for its next run.
 	UpdateSetRemoteTools = "setRemoteTools"
+	// UpdateSetHooks replaces the session's beforeToolCall and
+	// afterToolCall hooks (HooksRequest) for its next run.
+	UpdateSetHooks = "setHooks"
 	// UpdateCompact compacts the session's context between runs, with
 	// optional custom instructions for the summary.
 	UpdateCompact = "compact"
@@ -138,6 +141,15 @@ const (
 	MemoTitle        = "title"
 	MemoLastActivity = "lastActivity"
 )
+
+// MemoLogExcerpt is the memo field of a memo upsert that carries the
+// event log to a watcher where a run rests (waits for a person's approval,
+// or a session's prompt ended) and someone watched its last model turn: a
+// LogExcerpt of the events since the log was last carried. The workflow
+// upserts it and removes it again in the same workflow task, so the memo
+// (which every list result carries) never keeps it; the watcher reads it
+// from the upsert's event in the history it long-polls.
+const MemoLogExcerpt = "logExcerpt"
 
 // MaxQueuedMessageBytes bounds one steering or follow-up message: it enters
 // history as an Update or Signal payload and again in a model turn's input.

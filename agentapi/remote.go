@@ -2,6 +2,7 @@ package agentapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -82,4 +83,47 @@ func (r RemoteToolsRequest) FieldError() error {
 	names := jsonNames(reflect.TypeFor[agent.RemoteTool]())
 	return fmt.Errorf("unknown field %q: the request has remoteTools, and a remote tool has %s",
 		r.unknown, strings.Join(names, ", "))
+}
+
+// HooksRequest is the argument of the setHooks Update: the session's
+// beforeToolCall and afterToolCall hooks from its next run on, each entry a
+// Go hook's name, {"activity": ...} or {"webhook": ...}. A list left out
+// stays as it is; an empty one removes that event's hooks.
+type HooksRequest struct {
+	BeforeToolCall *[]agent.Hook `json:"beforeToolCall"`
+	AfterToolCall  *[]agent.Hook `json:"afterToolCall"`
+
+	unknown string
+}
+
+// UnmarshalJSON decodes the request and remembers the first field it does
+// not have.
+func (r *HooksRequest) UnmarshalJSON(b []byte) error {
+	type plain HooksRequest
+	var p plain
+	err := json.Unmarshal(b, &p)
+	*r = HooksRequest(p)
+	r.unknown = unknownField(b, &plain{})
+	return err
+}
+
+// Check is the validator's refusal of a request with a field it does not
+// have, with neither list, or with a malformed hook; nil when it has none
+// of these. Whether the worker has the Go hooks it names is the session's
+// check (ResolveRun).
+func (r HooksRequest) Check() error {
+	if r.unknown != "" {
+		return fmt.Errorf("unknown field %q: the request has beforeToolCall and afterToolCall", r.unknown)
+	}
+	if r.BeforeToolCall == nil && r.AfterToolCall == nil {
+		return errors.New(`want {"beforeToolCall": [...], "afterToolCall": [...]} (either; [] removes them): each hook a Go hook's name, {"activity": {...}} or {"webhook": {...}}`)
+	}
+	var errs []error
+	if r.BeforeToolCall != nil {
+		errs = append(errs, agent.CheckHooks("beforeToolCall", *r.BeforeToolCall))
+	}
+	if r.AfterToolCall != nil {
+		errs = append(errs, agent.CheckHooks("afterToolCall", *r.AfterToolCall))
+	}
+	return errors.Join(errs...)
 }

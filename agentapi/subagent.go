@@ -46,6 +46,10 @@ type ParentCall struct {
 	// Sent counts the progress signals the child has sent
 	// (MaxSubAgentProgress bounds them).
 	Sent int `json:"sent,omitempty"`
+	// SendsResult asks the child to send its result as a subAgent Signal
+	// when it ends (SubAgentSignal.Result): its parent started it with
+	// the abandon close policy and may continue as new before it ends.
+	SendsResult bool `json:"sendsResult,omitempty"`
 }
 
 // MaxSubAgentProgress bounds the progress signals one child sends its
@@ -67,6 +71,8 @@ type SubAgentSignal struct {
 	// Approval is a request of the child (or of one of its children) for
 	// a person, or, with Decision set, its decision.
 	Approval *SubAgentApproval `json:"approval,omitempty"`
+	// Result is how the child ended, its last signal (ParentCall.SendsResult).
+	Result *SubAgentResult `json:"result,omitempty"`
 }
 
 // SubAgentApproval is a sub-agent's tool call waiting for a person, as its
@@ -83,4 +89,67 @@ type SubAgentApproval struct {
 	Reason     string         `json:"reason,omitempty"`
 	Deadline   int64          `json:"deadline,omitempty"`
 	Decision   string         `json:"decision,omitempty"`
+}
+
+// SubAgentResult is how a child ended, sent to its parent's workflow id
+// (no run id) as the last subAgent Signal when ParentCall.SendsResult: the
+// parent may have continued as new since it started the child, and its
+// new run holds no future of it (workflows/subagent_carry.go). Answer is
+// the final assistant message's text blocks alone, stored ones as stubs,
+// so the signal stays small whatever the child did.
+type SubAgentResult struct {
+	RunID        string           `json:"runId,omitempty"`
+	StopReason   agent.StopReason `json:"stopReason"`
+	ErrorMessage string           `json:"errorMessage,omitempty"`
+	Turns        int              `json:"turns"`
+	Usage        agent.Usage      `json:"usage"`
+	Answer       agent.Message    `json:"answer"`
+}
+
+// PausedBatch is a parallel tool batch handed over to the next workflow
+// run while only sub-agents run in it: the assistant message is the
+// carry's LastAssistant, and every event of the batch so far has been
+// emitted (none is held back).
+type PausedBatch struct {
+	// Start is when the batch started, Unix ms: the order window counts
+	// from it.
+	Start int64 `json:"start"`
+	// Done holds, per tool call of the message, the finalized result of
+	// the calls that have ended (their tool_execution_end is out), nil for
+	// those still running.
+	Done []*DoneCall `json:"done"`
+	// Children are the sub-agents still running, in call order.
+	Children []CarriedChild `json:"children"`
+	// Aborted is the reason of an abort that came while the run handed
+	// over: the next run is aborted too.
+	Aborted string `json:"aborted,omitempty"`
+}
+
+// DoneCall is an ended call's finalized result.
+type DoneCall struct {
+	Result  agent.ToolResult `json:"result"`
+	IsError bool             `json:"isError,omitempty"`
+}
+
+// CarriedChild is a running sub-agent of a paused batch.
+type CarriedChild struct {
+	// Index is its call's place in the message, from 0; Args its prepared
+	// arguments (the after hooks see them); Progress the latest offset
+	// (ms) of a partial result of it already emitted.
+	Index      int            `json:"index"`
+	Args       map[string]any `json:"args,omitempty"`
+	Progress   int64          `json:"progress,omitempty"`
+	Agent      string         `json:"agent"`
+	WorkflowID string         `json:"workflowId"`
+	RunID      string         `json:"runId,omitempty"`
+	// Start is when the call's execute started, Unix ms (its duration).
+	Start int64 `json:"start"`
+	// Counted is the child's usage counted so far; Stopped why the parent
+	// stopped it ("" when it did not).
+	Counted agent.Usage `json:"counted"`
+	Stopped string      `json:"stopped,omitempty"`
+	// Result is the child's result when it arrived as the run handed over.
+	Result *SubAgentResult `json:"result,omitempty"`
+	// Approvals are the child's calls waiting for a person.
+	Approvals []SubAgentApproval `json:"approvals,omitempty"`
 }

@@ -32,6 +32,10 @@ type AgentLoopInput struct {
 	// ContinueAsNewAfterTurns continues the run as new after this many
 	// turns in one workflow run; 0 leaves it to the server's suggestion.
 	ContinueAsNewAfterTurns int `json:"continueAsNewAfterTurns,omitempty"`
+	// ContinueAsNewAfterEvents continues the run as new once its workflow
+	// run's history has this many events, also while a tool batch waits
+	// on sub-agents alone; 0 leaves it to the server's suggestion.
+	ContinueAsNewAfterEvents int `json:"continueAsNewAfterEvents,omitempty"`
 	// Carry is what a run hands over to its next workflow run when it
 	// continues as new; people leave it out.
 	Carry *Carry `json:"carry,omitempty"`
@@ -74,6 +78,9 @@ type SessionInput struct {
 	// ContinueAsNewAfterTurns continues as new after this many turns in
 	// one workflow run; 0 leaves it to the server's suggestion.
 	ContinueAsNewAfterTurns int `json:"continueAsNewAfterTurns,omitempty"`
+	// ContinueAsNewAfterEvents continues as new once the workflow run's
+	// history has this many events (AgentLoopInput's).
+	ContinueAsNewAfterEvents int `json:"continueAsNewAfterEvents,omitempty"`
 	// Carry is what a session hands over to its next run when it
 	// continues as new; people leave it out.
 	Carry *Carry `json:"carry,omitempty"`
@@ -172,6 +179,9 @@ type PausedRun struct {
 	Pending          []agent.Message `json:"pending,omitempty"`
 	HasMoreToolCalls bool            `json:"hasMoreToolCalls,omitempty"`
 	NormalTurns      int             `json:"normalTurns,omitempty"`
+	// Batch is a parallel tool batch paused while only sub-agents ran in
+	// it: the run resumes it before anything else.
+	Batch *PausedBatch `json:"batch,omitempty"`
 	// BudgetRefused is why the budget refused a tool call of the last
 	// turn: the run stops before its next model turn.
 	BudgetRefused string `json:"budgetRefused,omitempty"`
@@ -378,11 +388,12 @@ type EventsPage struct {
 }
 
 // LogExcerpt is what a client decodes from the input of a ModelTurn
-// activity (ActivityTaskScheduled in the run's history): while someone
-// watches the run, the event log's events since the previous model turn
-// was scheduled, numbered as QueryEvents numbers them. Empty when nobody
-// watched the turn before or the events were too large to copy; a reader
-// then asks QueryEvents.
+// activity (ActivityTaskScheduled in the run's history), and from the
+// MemoLogExcerpt field of a memo upsert (WorkflowPropertiesModified) where
+// the run rests: while someone watches the run, the event log's events
+// since the log was last carried, numbered as QueryEvents numbers them.
+// Empty when nobody watched the turn before or the events were too large
+// to copy; a reader then asks QueryEvents.
 type LogExcerpt struct {
 	Events []agent.Event `json:"events,omitempty"`
 }

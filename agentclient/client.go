@@ -79,6 +79,31 @@ func Abort(ctx context.Context, c client.Client, workflowID, reason string) (age
 	return st, err
 }
 
+// SetRemoteTools replaces a session's remote tools from its next run on
+// (the setRemoteTools Update); none removes them. The session refuses a
+// malformed declaration or a name its worker's tools already have.
+func SetRemoteTools(ctx context.Context, c client.Client, sessionID string, tools []agent.RemoteTool) error {
+	if tools == nil {
+		tools = []agent.RemoteTool{} // [] removes them; null is refused
+	}
+	return Update(ctx, c, sessionID, agentapi.UpdateSetRemoteTools, agentapi.RemoteToolsRequest{RemoteTools: &tools}, nil)
+}
+
+// SetHooks replaces a session's beforeToolCall and afterToolCall hooks
+// from its next run on (the setHooks Update): a nil list stays as it is,
+// an empty one removes that event's hooks. The session refuses a
+// malformed hook or a Go hook its worker does not have.
+func SetHooks(ctx context.Context, c client.Client, sessionID string, before, after []agent.Hook) error {
+	var req agentapi.HooksRequest
+	if before != nil {
+		req.BeforeToolCall = &before
+	}
+	if after != nil {
+		req.AfterToolCall = &after
+	}
+	return Update(ctx, c, sessionID, agentapi.UpdateSetHooks, req, nil)
+}
+
 // State returns a run's state.
 func State(ctx context.Context, c client.Client, workflowID string) (agentapi.RunState, error) {
 	var st agentapi.RunState

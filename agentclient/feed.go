@@ -32,9 +32,9 @@ import (
 type historyFeed struct {
 	runID string // as Watch asked for it: "" is the latest run
 	news  chan struct{}
-	// excerpts are the log's events that ModelTurn inputs carry
-	// (agentapi.LogExcerpt), in history order; a read that brings them
-	// needs no Query.
+	// excerpts are the log's events that ModelTurn inputs and memo
+	// upserts where the run rests carry (agentapi.LogExcerpt), in history
+	// order; a read that brings them needs no Query.
 	excerpts chan []agent.Event
 	dc       converter.DataConverter
 	cancel   context.CancelFunc
@@ -106,16 +106,23 @@ var NewsDelay = 300 * time.Millisecond
 //
 // A model turn scheduled while someone watched the one before carries the
 // log's events since then in its input (agentapi.LogExcerpt): those go to
-// excerpts, and that point pokes no Query.
+// excerpts, and that point pokes no Query. So does a run that rests (a
+// call waits for approval, a session's prompt ended) after a memo upsert
+// that carried them (agentapi.MemoLogExcerpt), unless the same workflow
+// task ran an Update's or a Signal's handler, which may have logged
+// events after the upsert: nothing would bring those but the Query.
 func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.HistoryEvent) {
 	var (
-		news    bool               // a workflow task completed since the last poke
-		pending bool               // a workflow task is scheduled and has not completed
-		model   bool               // the last completed workflow task scheduled a model turn
-		carried bool               // ... whose input carried the log's new events
-		tools   = map[int64]bool{} // tool activities running, by scheduled event ID
-		timer   *time.Timer
-		fire    <-chan time.Time
+		news     bool               // a workflow task completed since the last poke
+		pending  bool               // a workflow task is scheduled and has not completed
+		model    bool               // the last completed workflow task scheduled a model turn
+		carried  bool               // ... whose input carried the log's new events
+		rested   bool               // the last completed workflow task carried them in its memo
+		handled  bool               // ... and ran an Update's or a Signal's handler
+		signaled bool               // a Signal came since the last workflow task completed
+		tools    = map[int64]bool{} // tool activities running, by scheduled event ID
+		timer    *time.Timer
+		fire     <-chan time.Time
 	)
 	poke := func() {
 		news, fire = false, nil
@@ -138,13 +145,24 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
 				pending = true
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-				news, pending, model, carried = true, false, false, false
+				news, pending, model, carried, rested = true, false, false, false, false
+				// A Signal recorded before the task completed reached it.
+				handled, signaled = signaled, false
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+				signaled = true
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+				// Recorded with the task that ran the handler.
+				handled = true
+			case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+				if f.memoExcerpt(ev.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo()) {
+					rested = true
+				}
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
 				pending = false
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 				switch ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
 				case modelActivity:
-					model = true
+					model, rested = true, false
 					carried = f.excerpt(ev.GetActivityTaskScheduledEventAttributes().GetInput())
 				case toolActivity:
 					tools[ev.GetEventId()] = true
@@ -161,8 +179,9 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 			if !news || len(evs) > 0 {
 				continue
 			}
-			if !pending && model && carried {
-				// Everything since the last model turn came with this one.
+			if !pending && (model && carried || !model && rested && !handled && len(tools) == 0) {
+				// Everything since the last model turn came with this one,
+				// or with the memo of a run that now rests.
 				news, fire = false, nil
 				if timer != nil {
 					timer.Stop()
@@ -189,15 +208,34 @@ const (
 )
 
 // excerpt passes on the events a ModelTurn input carries, and says
-// whether it did. A watcher that has not taken the earlier ones yet (16)
-// reads the log with a Query instead.
+// whether it did.
 func (f *historyFeed) excerpt(input *commonpb.Payloads) bool {
 	var ex agentapi.LogExcerpt
-	if input == nil || f.dc.FromPayloads(input, &ex) != nil || len(ex.Events) == 0 {
+	if input == nil || f.dc.FromPayloads(input, &ex) != nil {
+		return false
+	}
+	return f.pass(ex.Events)
+}
+
+// memoExcerpt passes on the events a memo upsert carries, and says whether
+// it did: the upsert that removes the field again carries none.
+func (f *historyFeed) memoExcerpt(memo *commonpb.Memo) bool {
+	p := memo.GetFields()[agentapi.MemoLogExcerpt]
+	var ex agentapi.LogExcerpt
+	if p == nil || f.dc.FromPayload(p, &ex) != nil {
+		return false
+	}
+	return f.pass(ex.Events)
+}
+
+// pass hands events to the watcher. A watcher that has not taken the
+// earlier ones yet (16) reads the log with a Query instead.
+func (f *historyFeed) pass(events []agent.Event) bool {
+	if len(events) == 0 {
 		return false
 	}
 	select {
-	case f.excerpts <- ex.Events:
+	case f.excerpts <- events:
 		return true
 	default:
 		return false

@@ -183,10 +183,18 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 			t.Stop()
 		}
 	}()
+	// poll keeps a live read coming while a model turn streams or tools
+	// run, and none once they stopped: events the history brings (an
+	// excerpt up to agent_end) can end them while this waits.
 	poll := func() {
-		if t == nil && o.Live && (w.streaming || len(w.tools) > 0) {
+		live := o.Live && (w.streaming || len(w.tools) > 0)
+		switch {
+		case live && t == nil:
 			t = time.NewTimer(w.liveWait())
 			tick = t.C
+		case !live && t != nil:
+			t.Stop()
+			t, tick = nil, nil
 		}
 	}
 	poll()
@@ -217,7 +225,8 @@ func (w *watcher) waitForNews(ctx context.Context, c client.Client, workflowID, 
 			if err := w.liveRead(ctx, c, workflowID, runID, fn); err != nil {
 				return err
 			}
-			t.Reset(w.liveWait())
+			t, tick = nil, nil
+			poll()
 		}
 	}
 }

@@ -43,7 +43,18 @@ func addWatchScripts(p *llm.ScriptedProvider) {
 	}
 	turns = append(turns, llm.ScriptedResponse{Content: []agent.Content{agent.Text("done")}})
 	p.Add("parallel", llm.Script{Responses: turns})
+	var session []llm.ScriptedResponse
+	for i := range sessionPrompts {
+		session = append(session,
+			llm.ScriptedResponse{Content: []agent.Content{agent.ToolCall(fmt.Sprintf("s%d", i), "nap", map[string]any{})}},
+			llm.ScriptedResponse{Content: []agent.Content{agent.Text("Done.")}})
+	}
+	p.Add("approvals", llm.Script{Responses: session})
 }
+
+// sessionPrompts is how many prompts the "approvals" model answers, each
+// with one nap call and then a text.
+const sessionPrompts = 10
 
 // A live watcher of a run of 10 turns of 4 parallel nap calls reads the
 // event log from the history it long-polls: while someone watches, each
@@ -178,4 +189,88 @@ func TestWatchedSilentToolDescribeRate(t *testing.T) {
 	fast := float64(agentclient.LiveQuiet/agentclient.LivePollInterval) + 5
 	require.LessOrEqual(t, used["DescribeWorkflowExecution"], took.Seconds()/agentclient.LivePollMax.Seconds()+2*fast+5,
 		"Describe follows what happens: %v", used)
+}
+
+// A live watcher of a session whose every prompt is a tool call that a
+// person approves (bench cost's session row, as `starter session chat`
+// runs it) learns of each approval request and each prompt's end from the
+// history it long-polls: where the run rests, a memo upsert carries the
+// log's new events (agentapi.MemoLogExcerpt), so the events Query is asked
+// only at the watch's start and for the first prompt's opening and
+// approval wait (before the worker saw the watch lease), where it was
+// asked twice a prompt before. Every event still arrives, gap-free and in
+// order, and every approval request in time for the approval.
+//
+// The whole watched session costs at most 1.3 times the billable actions
+// of its floor: a plain workflow that takes the same Updates (prompt and
+// approval) and runs one activity per step (the start, and per prompt two
+// Updates and three activities), counted as TestWatchedRunCost counts.
+func TestWatchedSessionCost(t *testing.T) {
+	r := newCostRig(t)
+	defer func(d time.Duration) { agentclient.NewsDelay = d }(agentclient.NewsDelay)
+	agentclient.NewsDelay = time.Minute // the nap call's news waits for the model turn after it
+	before := r.requests(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := agent.LoopConfig{Model: agent.ModelRef{Provider: "test", ID: "approvals"}, Tools: []string{"nap"},
+		Approval: &agent.ApprovalPolicy{Tools: []string{"nap"}}}
+	id := "approvals-" + testenv.Suffix()
+	_, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.queue},
+		agentapi.SessionWorkflow, agentapi.SessionInput{LoopConfig: cfg})
+	require.NoError(t, err)
+	defer func() { _ = r.c.TerminateWorkflow(context.Background(), id, "", "test over") }()
+
+	asks := make(chan string, sessionPrompts)
+	ends := make(chan struct{}, sessionPrompts)
+	watchErr := make(chan error, 1)
+	var seqs []int64
+	wctx, stop := context.WithCancel(ctx)
+	go func() {
+		watchErr <- agentclient.Watch(wctx, r.c, id, "", agentclient.WatchOptions{Live: true, Store: r.st}, func(e agent.Event) {
+			if e.Seq == 0 {
+				return // live
+			}
+			seqs = append(seqs, e.Seq)
+			switch e.Type {
+			case agent.EventApprovalRequest:
+				asks <- e.ToolCallID
+			case agent.EventAgentEnd:
+				ends <- struct{}{}
+			}
+		})
+	}()
+	for i := range sessionPrompts {
+		var st agentapi.RunStatus
+		require.NoError(t, agentclient.Update(ctx, r.c, id, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: fmt.Sprintf("prompt %d", i)}, &st))
+		var call string
+		select {
+		case call = <-asks:
+		case err := <-watchErr:
+			t.Fatalf("watch ended before prompt %d's approval request: %v", i, err)
+		}
+		require.Equal(t, fmt.Sprintf("s%d", i), call)
+		require.NoError(t, agentclient.Update(ctx, r.c, id, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: call, Decision: "allow"}, nil))
+		select {
+		case <-ends:
+		case err := <-watchErr:
+			t.Fatalf("watch ended before prompt %d's end: %v", i, err)
+		}
+	}
+	stop()
+	require.ErrorIs(t, <-watchErr, context.Canceled)
+	for i, s := range seqs {
+		require.Equal(t, int64(i+1), s, "the watcher saw the log gap-free, in order")
+	}
+	used := watcherOps(r.requests(t).Sub(before))
+	t.Logf("a watched session of %d prompts with approvals: %v", sessionPrompts, used)
+	require.LessOrEqual(t, used["QueryWorkflow"], 4.0,
+		"the watch's start, the first prompt's opening and approval wait (before the worker saw the watch lease), "+
+			"and a spare for a read that raced its news: %v", used)
+
+	hist := historyActions(t, r.c, id, "")
+	billable := hist.total() + used["RecordActivityTaskHeartbeat"] + used["QueryWorkflow"] + used["UpdateWorkflowExecution"]
+	floor := 1 + float64(sessionPrompts*(2+3))
+	t.Logf("billable: %.0f (history %+v, heartbeats %.0f, Queries %.0f, Updates %.0f), %.2fx the floor's %.0f",
+		billable, hist, used["RecordActivityTaskHeartbeat"], used["QueryWorkflow"], used["UpdateWorkflowExecution"], billable/floor, floor)
+	require.LessOrEqual(t, billable, 1.3*floor, "a watched session with approvals within 1.3x the floor")
 }

@@ -67,7 +67,7 @@ func runScenarios(t *testing.T, dir string) {
 }
 
 // TestConformanceUnderLoad is the CI-sized load run (the full one is
-// conformance/cmd/loadrun): the whole set, shared and extra, -load-reps
+// conformance/cmd/loadrun): the whole set, shared, extra and typescript, -load-reps
 // times, 8 runs in flight, while -load-burn processes keep cores busy.
 // Every run must give pi's trace: the order of a parallel batch may not
 // depend on which worker or signal reaches the workflow first. Without
@@ -75,7 +75,7 @@ func runScenarios(t *testing.T, dir string) {
 // that its load stays off the other tests' server. Its burners would
 // slow the timing of every other package's tests running beside it, so
 // it runs alone: scripts/test runs it with AGENTLOOP_LOAD_CONFORMANCE=1
-// after the other tests, once (140 runs; `go run ./conformance/cmd/loadrun
+// after the other tests, once (142 runs; `go run ./conformance/cmd/loadrun
 // -n 20` is the long run), which the test command's 15 minutes afford.
 func TestConformanceUnderLoad(t *testing.T) {
 	if testing.Short() || os.Getenv("AGENTLOOP_LOAD_CONFORMANCE") == "" {
@@ -93,7 +93,10 @@ func TestConformanceUnderLoad(t *testing.T) {
 		c = srv.Client()
 	}
 	var cases []conformance.Case
-	for _, dir := range []string{"testdata", "testdata/extra"} {
+	// testdata/typescript's scenarios run here with the Go remote worker
+	// (Run): their remote hooks under load; a Node.js worker per run would
+	// load the machine past what the runs are measured under.
+	for _, dir := range []string{"testdata", "testdata/extra", "testdata/typescript"} {
 		cs, err := conformance.Cases(dir)
 		require.NoError(t, err)
 		cases = append(cases, cs...)

@@ -9,10 +9,13 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/hooks"
 )
 
 // RemoteActivityType is the activity type the scenario's remote tools are
@@ -22,6 +25,52 @@ const RemoteActivityType = "ScenarioRemoteTool"
 // defaultRemoteQueue is the task queue Input names for remote tools; Run
 // replaces it with a queue of the run's own.
 const defaultRemoteQueue = "conformance-remote"
+
+// The activity types the scenario's remote hooks are served under, when
+// the scenario has remoteHooks.
+const (
+	RemoteBeforeHookType = "ScenarioBeforeHook"
+	RemoteAfterHookType  = "ScenarioAfterHook"
+)
+
+// remoteHookTimeout bounds a remote hook's answer. A hook that gives none
+// in time blocks its call with a text pi's trace does not have, so the
+// bound only has to be far above a hook's trip on a loaded machine.
+const remoteHookTimeout = "1m"
+
+// RemoteWorker starts a worker serving a scenario's remote tools (and
+// remote hooks, with remoteHooks) on queue, as a worker in another SDK
+// language would: it knows only the contract, nothing of the loop's
+// worker. It returns a function that stops it.
+type RemoteWorker func(c client.Client, s Scenario, queue string) (stop func(), err error)
+
+// usesRemoteWorker reports whether the scenario needs a remote worker.
+func usesRemoteWorker(s Scenario) bool {
+	for _, t := range s.Tools {
+		if t.Remote {
+			return true
+		}
+	}
+	return s.RemoteHooks && (len(s.Hooks.BeforeToolCall) > 0 || len(s.Hooks.AfterToolCall) > 0)
+}
+
+// declareRemote declares the scenario's remote tools, and its hooks when
+// they are remote, on queue.
+func declareRemote(in *agentapi.AgentLoopInput, s Scenario, queue string) {
+	in.RemoteTools = remoteTools(s, queue)
+	if !s.RemoteHooks {
+		return
+	}
+	hook := func(activityType string) []agent.Hook {
+		return []agent.Hook{{Activity: &agent.ActivityHook{TaskQueue: queue, ActivityType: activityType, Timeout: remoteHookTimeout}}}
+	}
+	if len(s.Hooks.BeforeToolCall) > 0 {
+		in.BeforeToolCall = hook(RemoteBeforeHookType)
+	}
+	if len(s.Hooks.AfterToolCall) > 0 {
+		in.AfterToolCall = hook(RemoteAfterHookType)
+	}
+}
 
 // remoteTools declares the scenario's remote tools on queue.
 func remoteTools(s Scenario, queue string) []agent.RemoteTool {
@@ -41,17 +90,34 @@ func remoteTools(s Scenario, queue string) []agent.RemoteTool {
 	return out
 }
 
-// startRemoteWorker serves the scenario's remote tools on queue, as a
-// worker in another SDK language would: it knows only the contract
-// (agentapi.RemoteToolInput and RemoteToolResult, the toolUpdate and
-// toolQueue Signals), nothing of the loop's worker.
-func startRemoteWorker(c client.Client, s Scenario, queue string) (func(), error) {
+// StartGoRemoteWorker is a RemoteWorker in Go: a worker of the Go SDK
+// holding the scenario's remote tools and remote hooks.
+func StartGoRemoteWorker(c client.Client, s Scenario, queue string) (func(), error) {
 	w := worker.New(c, queue, worker.Options{})
 	w.RegisterActivityWithOptions(remoteTool{c: c, s: s}.execute, activity.RegisterOptions{Name: RemoteActivityType})
+	before, after := beforeHook(s.Hooks.BeforeToolCall), afterHook(s.Hooks.AfterToolCall)
+	w.RegisterActivityWithOptions(func(ctx context.Context, req activities.BeforeHookRequest) (*hooks.BeforeResult, error) {
+		res, err := before(ctx, req.BeforeContext)
+		return res, hookThrew(err)
+	}, activity.RegisterOptions{Name: RemoteBeforeHookType})
+	w.RegisterActivityWithOptions(func(ctx context.Context, req activities.AfterHookRequest) (*hooks.AfterResult, error) {
+		res, err := after(ctx, req.AfterContext)
+		return res, hookThrew(err)
+	}, activity.RegisterOptions{Name: RemoteAfterHookType})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start remote tool worker: %w", err)
 	}
 	return w.Stop, nil
+}
+
+// hookThrew is a remote hook's thrown error as the contract has it: a
+// failure not to retry (activities.ErrHookFailed), whose message is pi's
+// thrown message.
+func hookThrew(err error) error {
+	if err == nil {
+		return nil
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrHookFailed, nil)
 }
 
 type remoteTool struct {

@@ -50,6 +50,17 @@ func Run(ctx context.Context, c client.Client, s Scenario) (Result, error) {
 // RunWith is Run with the input, models and tools given: a scenario whose
 // tool stands for something the workflow does itself (a sub-agent).
 func RunWith(ctx context.Context, c client.Client, s Scenario, in agentapi.AgentLoopInput, models *llm.Registry, ts *tools.Registry) (Result, error) {
+	return run(ctx, c, s, in, models, ts, StartGoRemoteWorker)
+}
+
+// RunOn is Run with the scenario's remote tools and hooks served by the
+// worker remote starts (StartGoRemoteWorker for Run; a TypeScriptWorker's
+// Start for one in another SDK language).
+func RunOn(ctx context.Context, c client.Client, s Scenario, remote RemoteWorker) (Result, error) {
+	return run(ctx, c, s, Input(s), ModelRegistry(s), ToolRegistry(s), remote)
+}
+
+func run(ctx context.Context, c client.Client, s Scenario, in agentapi.AgentLoopInput, models *llm.Registry, ts *tools.Registry, remote RemoteWorker) (Result, error) {
 	suffix := randomSuffix()
 	taskQueue := "conformance-" + suffix
 	st, err := Store()
@@ -67,10 +78,10 @@ func RunWith(ctx context.Context, c client.Client, s Scenario, in agentapi.Agent
 		return Result{}, fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
-	if len(in.RemoteTools) > 0 {
+	if usesRemoteWorker(s) {
 		queue := taskQueue + "-remote"
-		in.RemoteTools = remoteTools(s, queue)
-		stop, err := startRemoteWorker(c, s, queue)
+		declareRemote(&in, s, queue)
+		stop, err := remote(c, s, queue)
 		if err != nil {
 			return Result{}, err
 		}
@@ -148,7 +159,6 @@ func Input(s Scenario) agentapi.AgentLoopInput {
 			in.Tools = append(in.Tools, t.Name)
 		}
 	}
-	in.RemoteTools = remoteTools(s, defaultRemoteQueue)
 	for _, t := range s.Queued.Steer {
 		in.Steering = append(in.Steering, agent.UserText(t, 0))
 	}
@@ -164,6 +174,7 @@ func Input(s Scenario) agentapi.AgentLoopInput {
 	if len(s.Hooks.AfterToolCall) > 0 {
 		in.AfterToolCall = agent.HookNames(HookName)
 	}
+	declareRemote(&in, s, defaultRemoteQueue)
 	return in
 }
 

@@ -24,6 +24,12 @@ type Scenario struct {
 	Model         []llm.ScriptedResponse `json:"model"`
 	Tools         []ToolSpec             `json:"tools"`
 	Hooks         Hooks                  `json:"hooks"`
+	// RemoteHooks serves the hook rules as remote hooks: activities
+	// (agent.ActivityHook) on the remote tools' task queue, served by the
+	// same worker as the remote tools (remote.go, typescript.go). pi's
+	// reference runner ignores it: to pi they are its beforeToolCall and
+	// afterToolCall.
+	RemoteHooks bool `json:"remoteHooks"`
 }
 
 // Queued holds texts queued as user messages before the run starts.

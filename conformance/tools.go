@@ -163,49 +163,59 @@ func textContent(raw json.RawMessage) ([]agent.Content, error) {
 // registerHooks turns the scenario's rules into hooks named HookName.
 func registerHooks(r *hooks.Registry, h Hooks) {
 	if len(h.BeforeToolCall) > 0 {
-		rules := h.BeforeToolCall
-		r.RegisterBefore(HookName, func(_ context.Context, c hooks.BeforeContext) (*hooks.BeforeResult, error) {
-			for _, rule := range rules {
-				if !rule.matches(c.ToolCall.Name, c.ToolCall.ID) {
-					continue
-				}
-				if rule.Throw != "" {
-					return nil, errors.New(rule.Throw)
-				}
-				if rule.Block {
-					return &hooks.BeforeResult{Block: true, Reason: rule.Reason}, nil
-				}
-				return nil, nil
-			}
-			return nil, nil
-		})
+		r.RegisterBefore(HookName, beforeHook(h.BeforeToolCall))
 	}
 	if len(h.AfterToolCall) > 0 {
-		rules := h.AfterToolCall
-		r.RegisterAfter(HookName, func(_ context.Context, c hooks.AfterContext) (*hooks.AfterResult, error) {
-			for _, rule := range rules {
-				if !rule.matches(c.ToolCall.Name, c.ToolCall.ID) {
-					continue
-				}
-				if rule.Throw != "" {
-					return nil, errors.New(rule.Throw)
-				}
-				o := &hooks.AfterResult{}
-				if rule.Override != nil {
-					if len(rule.Override.Content) > 0 && string(rule.Override.Content) != "null" {
-						content, err := textContent(rule.Override.Content)
-						if err != nil {
-							return nil, err
-						}
-						o.Content = content
-					}
-					o.Details = rule.Override.Details
-					o.IsError = rule.Override.IsError
-					o.Terminate = rule.Override.Terminate
-				}
-				return o, nil
+		r.RegisterAfter(HookName, afterHook(h.AfterToolCall))
+	}
+}
+
+// beforeHook is the reference's beforeToolCall: the first rule matching
+// the call throws, blocks or lets it run.
+func beforeHook(rules []BeforeRule) hooks.Before {
+	return func(_ context.Context, c hooks.BeforeContext) (*hooks.BeforeResult, error) {
+		for _, rule := range rules {
+			if !rule.matches(c.ToolCall.Name, c.ToolCall.ID) {
+				continue
+			}
+			if rule.Throw != "" {
+				return nil, errors.New(rule.Throw)
+			}
+			if rule.Block {
+				return &hooks.BeforeResult{Block: true, Reason: rule.Reason}, nil
 			}
 			return nil, nil
-		})
+		}
+		return nil, nil
+	}
+}
+
+// afterHook is the reference's afterToolCall: the first rule matching the
+// call throws or overrides the result.
+func afterHook(rules []AfterRule) hooks.After {
+	return func(_ context.Context, c hooks.AfterContext) (*hooks.AfterResult, error) {
+		for _, rule := range rules {
+			if !rule.matches(c.ToolCall.Name, c.ToolCall.ID) {
+				continue
+			}
+			if rule.Throw != "" {
+				return nil, errors.New(rule.Throw)
+			}
+			o := &hooks.AfterResult{}
+			if rule.Override != nil {
+				if len(rule.Override.Content) > 0 && string(rule.Override.Content) != "null" {
+					content, err := textContent(rule.Override.Content)
+					if err != nil {
+						return nil, err
+					}
+					o.Content = content
+				}
+				o.Details = rule.Override.Details
+				o.IsError = rule.Override.IsError
+				o.Terminate = rule.Override.Terminate
+			}
+			return o, nil
+		}
+		return nil, nil
 	}
 }

@@ -191,36 +191,41 @@ ensure_mcp_servers() {
   (cd "$dir" && npm ci --no-audit --no-fund >&2)
 }
 
-# The Node.js client of the codec server's GET /blobs/ test
-# (codec/cmd/codec-server TestBlobsFromNode): @temporalio/client from npm,
-# pinned by its package-lock.json and installed there with npm ci (again
-# only when the lock file changes). ensure_mcp_servers provides npm.
-ensure_node_client() {
-  local dir
-  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/codec/cmd/codec-server/testdata/node"
+# npm_ci_once DIR PACKAGE WHAT installs DIR's packages, pinned by its
+# package-lock.json, with npm ci: when PACKAGE (a directory under
+# node_modules) is missing or the lock file changed since the last install.
+# ensure_mcp_servers provides npm.
+npm_ci_once() {
+  local dir="$1" pkg="$2" what="$3"
   if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] &&
-    [ -d "$dir/node_modules/@temporalio/client" ]; then
+    [ -d "$dir/node_modules/$pkg" ]; then
     return
   fi
   command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js and npm (Debian/Ubuntu: sudo apt-get install nodejs npm)." >&2; return 1; }
-  echo "Installing the codec server's Node test client (npm ci in codec/cmd/codec-server/testdata/node)..." >&2
+  echo "Installing $what (npm ci in ${dir#"$(repo_root)/"})..." >&2
   (cd "$dir" && npm ci --no-audit --no-fund >&2)
 }
 
+repo_root() {
+  cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd
+}
+
+# The Node.js client of the codec server's GET /blobs/ test
+# (codec/cmd/codec-server TestBlobsFromNode): @temporalio/client from npm.
+ensure_node_client() {
+  npm_ci_once "$(repo_root)/codec/cmd/codec-server/testdata/node" @temporalio/client "the codec server's Node test client"
+}
+
 # The TypeScript example's packages (@temporalio/client, @temporalio/worker
-# and the TypeScript compiler, pinned by its package-lock.json), for
-# examples/typescript_test.go: npm ci in examples/typescript when missing or
-# older than the lockfile.
+# and the TypeScript compiler), for examples/typescript_test.go.
 ensure_ts_example() {
-  local dir
-  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/examples/typescript"
-  if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] &&
-    [ -d "$dir/node_modules/@temporalio/worker" ]; then
-    return
-  fi
-  command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js and npm (Debian/Ubuntu: sudo apt-get install nodejs npm)." >&2; return 1; }
-  echo "Installing the TypeScript example's packages (npm ci in examples/typescript)..." >&2
-  (cd "$dir" && npm ci --no-audit --no-fund >&2)
+  npm_ci_once "$(repo_root)/examples/typescript" @temporalio/worker "the TypeScript example's packages"
+}
+
+# The packages of the conformance scenarios' TypeScript worker (the same
+# pins as the example's), for conformance's TestConformanceTypeScript.
+ensure_ts_conformance() {
+  npm_ci_once "$(repo_root)/conformance/typescript" @temporalio/worker "the conformance TypeScript worker's packages"
 }
 
 # Jaeger v1.75.0 (its v2 binary: OTLP in, query API and UI out), for the

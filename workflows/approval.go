@@ -59,6 +59,8 @@ func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, key cal
 // awaitApprovals waits until every named call is decided: by a person, by
 // its deadline, or by an abort. Decisions are emitted in call order.
 func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
+	// The requests are logged: a watcher reads them from history.
+	l.carryAtRest(ctx)
 	l.setStatus(ctx, agentapi.StatusWaitingApproval)
 	var timer workflow.Future
 	cancelTimer := func() {}
@@ -105,6 +107,7 @@ func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 		l.reportApproval(a.call, a.position(k), "", 0, a.decision)
 	}
 	l.setStatus(ctx, agentapi.StatusRunning)
+	l.childApprovalStatus(ctx) // a sub-agent's call may still wait
 }
 
 // takeApproval removes a decided call's wait and returns the immediate

@@ -52,6 +52,18 @@ func approve(t *testing.T, h *harness, run client.WorkflowRun, id, decision, rea
 	return u.Get(context.Background(), nil)
 }
 
+// requireFoundWaiting waits until what `temporal workflow list --query
+// "AgentStatus='waiting_approval'"` runs finds the run.
+func requireFoundWaiting(t *testing.T, c client.Client, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("AgentStatus='waiting_approval' AND WorkflowId='%s'", id),
+		})
+		return err == nil && len(resp.GetExecutions()) == 1
+	}, 10*time.Second, 100*time.Millisecond, "the run is found by its AgentStatus")
+}
+
 func waitApprovals(h *harness, run client.WorkflowRun, n int) agentapi.RunState {
 	return h.waitState(run, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == n })
 }
@@ -72,13 +84,7 @@ func TestApprovalsParallel(t *testing.T) {
 	run := h.start(in)
 
 	st := waitApprovals(h, run, 3)
-	// What `temporal workflow list --query "AgentStatus='waiting_approval'"` runs.
-	require.Eventually(t, func() bool {
-		resp, err := h.c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("AgentStatus='waiting_approval' AND WorkflowId='%s'", run.GetID()),
-		})
-		return err == nil && len(resp.GetExecutions()) == 1
-	}, 10*time.Second, 100*time.Millisecond, "the run is found by its AgentStatus")
+	requireFoundWaiting(t, h.c, run.GetID())
 	// The Web UI shows the current details through the metadata query.
 	resp, err := h.c.QueryWorkflow(context.Background(), run.GetID(), "", "__temporal_workflow_metadata")
 	require.NoError(t, err)

@@ -42,6 +42,9 @@ func (l *loop) carry(paused *agentapi.PausedRun) *agentapi.Carry {
 		m := l.lastAssistant
 		c.LastAssistant = &m
 	}
+	if paused != nil && paused.Batch != nil {
+		l.carryChildren(paused.Batch)
+	}
 	settings := l.settings
 	c.Settings = &settings
 	return c
@@ -84,17 +87,25 @@ func (l *loop) restore(c *agentapi.Carry) {
 	l.storeID = c.StoreID
 	l.updates.items = c.Updates
 	l.inputs.dropped = c.Dropped
+	if c.Run != nil && c.Run.Batch != nil {
+		l.restoreChildren(c.Run.Batch)
+	}
 }
 
 // shouldContinueAsNew says whether the run should stop between two turns (or
 // while a session is idle) to continue as new: the server suggests it, or
-// the run has had its configured number of turns. An aborted or cancelled
+// the run has had its configured number of turns, or its history its
+// configured number of events. An aborted or cancelled
 // run finishes where it is.
 func (l *loop) shouldContinueAsNew(ctx workflow.Context) bool {
 	if l.aborted || l.cancelled {
 		return false
 	}
 	if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		return true
+	}
+	if l.turn > l.turnsAtStart && l.historyFull(ctx) {
+		// A run that has had no turn yet would only continue again.
 		return true
 	}
 	n := l.continueAfterTurns

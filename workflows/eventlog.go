@@ -52,10 +52,11 @@ func (l *eventLog) page(q agentapi.EventsQuery) []agent.Event {
 // watchers (excerpt); past it the watcher asks the events Query.
 const maxExcerptBytes = 32 << 10
 
-// excerpt returns the events after seq after for the next ModelTurn's input
-// (agentapi.LogExcerpt), or nil when they are over maxExcerptBytes. The
-// input is not compared on replay, so what it carries needs no version.
-func (l *eventLog) excerpt(after int64) []agent.Event {
+// excerpt returns the events after seq after for a watcher (agentapi.LogExcerpt:
+// the next ModelTurn's input, or a memo upsert where the run rests), or nil
+// when they are over limit bytes. The input and the memo are not compared
+// on replay, so what they carry needs no version.
+func (l *eventLog) excerpt(after int64, limit int) []agent.Event {
 	start := after + 1 - l.first
 	if start < 0 {
 		start = 0
@@ -64,7 +65,7 @@ func (l *eventLog) excerpt(after int64) []agent.Event {
 	size := 0
 	for i := start; i < int64(len(l.events)); i++ {
 		b, _ := json.Marshal(l.events[i])
-		if size += len(b); size > maxExcerptBytes {
+		if size += len(b); size > limit {
 			return nil
 		}
 		out = append(out, l.events[i])

@@ -64,6 +64,13 @@ func newHarnessOn(t *testing.T, c client.Client, script []llm.ScriptedResponse, 
 // newHarnessStore is newHarnessOn with a content store of the test's own.
 func newHarnessStore(t *testing.T, c client.Client, st store.Blobs, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
 	t.Helper()
+	return newHarnessRegistry(t, c, st, script, tools.NewRegistry(ts...))
+}
+
+// newHarnessRegistry is newHarnessStore with a tool registry of the test's
+// own (one with sources).
+func newHarnessRegistry(t *testing.T, c client.Client, st store.Blobs, script []llm.ScriptedResponse, reg *tools.Registry) *harness {
+	t.Helper()
 	h := &harness{t: t, c: c, queue: "test-" + testenv.Suffix(), hooks: hooks.NewRegistry()}
 	scripted := llm.NewScriptedProvider()
 	scripted.Add("script", llm.Script{Responses: script})
@@ -76,7 +83,7 @@ func newHarnessStore(t *testing.T, c client.Client, st store.Blobs, script []llm
 		}
 		return countingModel{m: m, h: h}, nil
 	}))
-	ao := agentworker.Options{Client: h.c, Store: st, Models: models, Tools: tools.NewRegistry(ts...), Hooks: h.hooks,
+	ao := agentworker.Options{Client: h.c, Store: st, Models: models, Tools: reg, Hooks: h.hooks,
 		HeartbeatInterval: 50 * time.Millisecond} // with the throttle below: aborts reach tools fast
 	if s, ok := st.(*store.Store); ok {
 		ao.StoreID = s.ID() // as the worker does: runs carry it

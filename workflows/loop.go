@@ -27,6 +27,7 @@ func AgentLoop(ctx workflow.Context, in agentapi.AgentLoopInput) (agentapi.Agent
 	l.followUps.items = in.FollowUps
 	l.restore(in.Carry)
 	l.continueAfterTurns = in.ContinueAsNewAfterTurns
+	l.continueAfterEvents = in.ContinueAsNewAfterEvents
 	l.adoptParent(in.Parent)
 	if err := l.registerHandlers(ctx); err != nil {
 		return agentapi.AgentLoopResult{}, err
@@ -76,10 +77,11 @@ func (l *loop) continueAsNew(ctx workflow.Context, in agentapi.AgentLoopInput, p
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	l.drainSignals(ctx)
 	next := agentapi.AgentLoopInput{
-		LoopConfig:              l.cfg,
-		ContinueAsNewAfterTurns: in.ContinueAsNewAfterTurns,
-		Carry:                   l.carry(paused),
-		Parent:                  l.parent,
+		LoopConfig:               l.cfg,
+		ContinueAsNewAfterTurns:  in.ContinueAsNewAfterTurns,
+		ContinueAsNewAfterEvents: in.ContinueAsNewAfterEvents,
+		Carry:                    l.carry(paused),
+		Parent:                   l.parent,
 	}
 	l.status = agentapi.StatusContinued
 	return agentapi.AgentLoopResult{}, workflow.NewContinueAsNewError(ctx, agentapi.AgentLoopWorkflow, next)
@@ -174,6 +176,9 @@ func checkInput(ctx workflow.Context, in *agentapi.AgentLoopInput) ([]agent.Mess
 	if in.ContinueAsNewAfterTurns < 0 {
 		errs = append(errs, errors.New("continueAsNewAfterTurns must not be negative"))
 	}
+	if in.ContinueAsNewAfterEvents < 0 {
+		errs = append(errs, errors.New("continueAsNewAfterEvents must not be negative"))
+	}
 	for i := range in.Steering {
 		if err := checkQueuedMessage(&in.Steering[i], true); err != nil {
 			errs = append(errs, fmt.Errorf("steering[%d]: %w", i, err))
@@ -223,45 +228,29 @@ func (l *loop) runLoop(ctx workflow.Context, rs agentapi.PausedRun) *agentapi.Pa
 		l.budgetRefused = rs.BudgetRefused
 	}
 	for {
-		for rs.HasMoreToolCalls || len(rs.Pending) > 0 {
-			if !rs.FirstTurn && l.suspend != nil && l.suspend() {
+		for rs.HasMoreToolCalls || len(rs.Pending) > 0 || rs.Batch != nil {
+			var msg agent.Message
+			var batch toolBatch
+			next := turnGoesOn
+			if rs.Batch != nil {
+				// A batch the previous workflow run paused while its
+				// sub-agents ran: its turn goes on here.
+				msg, batch = l.lastAssistant, l.resumeBatch(ctx, rs.Batch)
+				rs.Batch = nil
+			} else if msg, batch, next = l.turnOf(ctx, &rs); next == turnEnded {
+				return nil
+			}
+			if next == turnSuspended || batch.paused != nil {
+				rs.Batch = batch.paused
 				rs.NormalTurns = l.normalTurns
 				rs.BudgetRefused = l.budgetRefused
 				return &rs
 			}
-			if !rs.FirstTurn {
-				l.emit(agent.Event{Type: agent.EventTurnStart})
-			}
-			rs.FirstTurn = false
-			for _, m := range rs.Pending {
-				l.emitMessage(m)
-				l.push(m)
-			}
-			rs.Pending = nil
 
-			// A turn the budget stops makes no model call and is not
-			// counted (budget.go).
-			overBudget := l.budgetTurnCheck()
-			if overBudget == "" {
-				l.turn++
-				l.maybeCompact(ctx)
-			}
-			msg := l.modelTurn(ctx, overBudget)
-			if msg.StopReason.Unanswered() {
-				l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
-				l.end(msg)
-				return nil
-			}
-
-			var results []agent.Message
-			rs.HasMoreToolCalls = false
-			if calls := msg.ToolCalls(); len(calls) > 0 {
-				batch := l.executeToolCalls(ctx, calls)
-				results = batch.messages
-				rs.HasMoreToolCalls = !batch.terminate
-				for _, r := range results {
-					l.push(r)
-				}
+			results := batch.messages
+			rs.HasMoreToolCalls = len(msg.ToolCalls()) > 0 && !batch.terminate
+			for _, r := range results {
+				l.push(r)
 			}
 			l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: nonNil(results)})
 
@@ -282,6 +271,53 @@ func (l *loop) runLoop(ctx workflow.Context, rs agentapi.PausedRun) *agentapi.Pa
 	}
 	l.end(l.lastAssistant)
 	return nil
+}
+
+// turnNext says how a turn went on: to its batch's results, or the run
+// ended in it, or it did not start since the run continues as new first.
+type turnNext int
+
+const (
+	turnGoesOn turnNext = iota
+	turnEnded
+	turnSuspended
+)
+
+// turnOf starts a turn and runs it up to its tool batch's results: the
+// model's message and the batch.
+func (l *loop) turnOf(ctx workflow.Context, rs *agentapi.PausedRun) (agent.Message, toolBatch, turnNext) {
+	if !rs.FirstTurn && l.suspend != nil && l.suspend() {
+		return agent.Message{}, toolBatch{}, turnSuspended
+	}
+	if !rs.FirstTurn {
+		l.emit(agent.Event{Type: agent.EventTurnStart})
+	}
+	rs.FirstTurn = false
+	for _, m := range rs.Pending {
+		l.emitMessage(m)
+		l.push(m)
+	}
+	rs.Pending = nil
+
+	l.abortIfParentGone()
+	// A turn the budget stops makes no model call and is not counted
+	// (budget.go).
+	overBudget := l.budgetTurnCheck()
+	if overBudget == "" {
+		l.turn++
+		l.maybeCompact(ctx)
+	}
+	msg := l.modelTurn(ctx, overBudget)
+	if msg.StopReason.Unanswered() {
+		l.emit(agent.Event{Type: agent.EventTurnEnd, Message: &msg, ToolResults: []agent.Message{}})
+		l.end(msg)
+		return msg, toolBatch{}, turnEnded
+	}
+	var batch toolBatch
+	if calls := msg.ToolCalls(); len(calls) > 0 {
+		batch = l.executeToolCalls(ctx, calls)
+	}
+	return msg, batch, turnGoesOn
 }
 
 // end emits agent_end and records how the run stopped.

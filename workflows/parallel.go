@@ -89,6 +89,23 @@ type batch struct {
 	chains []*chain
 	held   []heldEvent
 	seq    int
+	// check is the timer or the status look-up of the sub-agents carried
+	// from an earlier workflow run (subagent_carry.go), nil when none
+	// runs; checking says it is the look-up; cancelCheck cancels the
+	// timer.
+	check       workflow.Future
+	checking    bool
+	cancelCheck workflow.CancelFunc
+	// news says a call of the batch has reported or ended since the batch
+	// started or resumed in this workflow run: a resumed batch pauses
+	// again only after its history has grown for it. arrived counts the
+	// signals of the batch's calls; a batch with children that send their
+	// result (wakeOnNews, subagent_carry.go) wakes for each, so that what
+	// they report goes out within the order window and the batch can
+	// pause. Batches recorded before it wake for stages and timers alone.
+	news       bool
+	arrived    int
+	wakeOnNews bool
 }
 
 // runConcurrently runs the prepared calls' execute→finalize chains
@@ -96,19 +113,25 @@ type batch struct {
 // each call's tool_execution_end is emitted when it finishes, in the order
 // pi would emit them had the calls all started together. Results that reach
 // the workflow close together are put in that order by their durations;
-// see release.
-func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, done []*finalized) {
+// see release. It returns the batch paused, with done filled so far, when
+// the run continues as new while only sub-agents run (subagent_carry.go).
+func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, done []*finalized) *agentapi.PausedBatch {
 	l.rehost(ctx)
-	b := &batch{start: workflow.Now(ctx), window: l.cfg.OrderWindow()}
+	b := &batch{start: workflow.Now(ctx), window: l.cfg.OrderWindow(), news: true}
 	for _, p := range prepared {
 		b.chains = append(b.chains, &chain{preparedCall: p})
 	}
 	l.batch = b
-	defer func() { l.batch = nil }()
 	for _, c := range b.chains {
 		c.exec = l.startExecute(c.call, c.index+1, c.args)
 	}
+	return l.runBatch(ctx, b, done)
+}
 
+// runBatch runs a batch's chains until every call has ended, or until it
+// pauses for a continue-as-new.
+func (l *loop) runBatch(ctx workflow.Context, b *batch, done []*finalized) *agentapi.PausedBatch {
+	defer func() { l.batch = nil }()
 	// The release timer wakes the workflow when a held event becomes due
 	// while siblings still run; it exists only while an event is held.
 	var timer workflow.Future
@@ -122,6 +145,11 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 		if b.allDone() && len(b.held) == 0 {
 			break
 		}
+		if l.pauseBatchNow(ctx, b) {
+			cancelTimer()
+			b.endCheck()
+			return l.pauseBatch(b, done)
+		}
 		if timer != nil && (due.IsZero() || due.Before(timerDue)) {
 			cancelTimer()
 			timer = nil
@@ -130,15 +158,18 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 			tctx, cancel := workflow.WithCancel(ctx)
 			timer, timerDue, cancelTimer = workflow.NewTimer(tctx, due.Sub(workflow.Now(ctx))), due, cancel
 		}
+		l.checkCarried(ctx, b)
 		l.waitAny(ctx, b, timer)
 		if timer != nil && timer.IsReady() {
 			timer = nil
 		}
 	}
 	cancelTimer()
+	b.endCheck()
 	for _, c := range b.chains {
 		done[c.index] = c.done
 	}
+	return nil
 }
 
 // advance moves a chain on when its current stage is ready.
@@ -211,6 +242,7 @@ func (l *loop) advance(ctx workflow.Context, c *chain) {
 // otherwise follow an end at 0.
 func (l *loop) finished(c *chain, f finalized) {
 	c.done = &f
+	l.batch.news = true
 	at := c.executed.Duration.Milliseconds()
 	for i := range l.batch.held {
 		if h := &l.batch.held[i]; h.index == c.index && !h.end && h.at > at {
@@ -221,6 +253,7 @@ func (l *loop) finished(c *chain, f finalized) {
 }
 
 func (b *batch) hold(e heldEvent) {
+	b.arrived++
 	b.seq++
 	e.seq = b.seq
 	b.held = append(b.held, e)
@@ -294,8 +327,9 @@ func (b *batch) allDone() bool {
 // waitAny blocks until a stage or the release timer is ready, handling
 // signals first.
 func (l *loop) waitAny(ctx workflow.Context, b *batch, timer workflow.Future) {
+	seen := b.arrived
 	ready := func() bool {
-		if timer != nil && timer.IsReady() {
+		if timer != nil && timer.IsReady() || b.check != nil && b.check.IsReady() || b.wakeOnNews && b.arrived != seen {
 			return true
 		}
 		for _, c := range b.chains {
@@ -317,8 +351,10 @@ func (l *loop) waitAny(ctx workflow.Context, b *batch, timer workflow.Future) {
 				}
 			}
 		}
-		if timer != nil {
-			s.AddFuture(timer, func(workflow.Future) {})
+		for _, f := range []workflow.Future{timer, b.check} {
+			if f != nil {
+				s.AddFuture(f, func(workflow.Future) {})
+			}
 		}
 		s.Select(ctx)
 	}

@@ -2,17 +2,21 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 )
@@ -126,6 +130,11 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"remote-hooks-activity-parallel.json":  "remote-hooks",
 		"remote-hooks-webhook-sequential.json": "remote-hooks",
 		"prepare-in-model-turn.1.json":         "prepare-in-model-turn",
+		"session-watched-approvals.1.json":     "log-excerpt-at-rest",
+		"subagent-waiting-approval.1.json":     "subagent-approval-status",
+		// A session's hooks set by the setHooks Update (TestRecordHistories).
+		"session-set-hooks.1.json": "remote-hooks",
+		"subagent-can.1.json":      "subagent-continue-mid-batch",
 	} {
 		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
 		require.NoError(t, err)
@@ -134,4 +143,84 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		require.NoError(t, err, file)
 		require.NotZero(t, markers(h, change), "%s holds no marker of %s", file, change)
 	}
+}
+
+// Two prompts of a session with a live watcher, each a call that a person
+// approves: where the run rests (the approval wait, each prompt's end) a
+// memo upsert carries the log's new events to the watcher, and a second
+// removes the field again (log-excerpt-at-rest).
+func recordSessionWatchedApprovals(t *testing.T) (client.Client, string) {
+	h := recording(t, []llm.ScriptedResponse{
+		answer(call("c1", "quick")), answer(text("one")),
+		answer(call("c2", "quick")), answer(text("two")),
+	}, okTool("quick"))
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"quick"},
+		Approval: &agent.ApprovalPolicy{Tools: []string{"quick"}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	asks, ends := make(chan string, 2), make(chan struct{}, 2)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- agentclient.Watch(ctx, h.c, run.GetID(), "", agentclient.WatchOptions{Live: true, Store: testenv.Store(t)}, func(e agent.Event) {
+			switch e.Type {
+			case agent.EventApprovalRequest:
+				asks <- e.ToolCallID
+			case agent.EventAgentEnd:
+				ends <- struct{}{}
+			}
+		})
+	}()
+	for i, prompt := range []string{"first", "second"} {
+		h.updateOnce(run.GetID(), "prompt-"+prompt, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: prompt}, nil)
+		var id string
+		select {
+		case id = <-asks:
+		case err := <-watchErr:
+			t.Fatalf("watch ended: %v", err)
+		}
+		require.Equal(t, fmt.Sprintf("c%d", i+1), id)
+		h.updateOnce(run.GetID(), "approve-"+prompt, agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: id, Decision: "allow"}, nil)
+		select {
+		case <-ends:
+		case err := <-watchErr:
+			t.Fatalf("watch ended: %v", err)
+		}
+	}
+	return h.c, run.GetID()
+}
+
+// Watched, a session carries its log in memo upserts where it rests, and
+// its memo keeps none of it; the memo's own fields stay.
+func TestWatchedSessionCarriesLogInMemo(t *testing.T) {
+	c, id := recordSessionWatchedApprovals(t)
+	hist, err := testenv.History(context.Background(), c, id, "")
+	require.NoError(t, err)
+	require.NotZero(t, markers(hist, "log-excerpt-at-rest"))
+	var carried []int64
+	for _, ev := range hist.GetEvents() {
+		p := ev.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[agentapi.MemoLogExcerpt]
+		var ex agentapi.LogExcerpt
+		if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &ex) != nil || len(ex.Events) == 0 {
+			continue
+		}
+		for _, e := range ex.Events {
+			carried = append(carried, e.Seq)
+		}
+		last := ex.Events[len(ex.Events)-1].Type
+		require.Contains(t, []agent.EventType{agent.EventApprovalRequest, agent.EventAgentEnd}, last,
+			"a memo carries the log up to where the run rests")
+	}
+	// The first model turn may have started before the watcher took the
+	// watch lease (its worker then says nobody watched, and the watcher
+	// reads the first approval wait with the Query); from there on every
+	// rest is carried: c1's prompt end, c2's approval wait and prompt end.
+	require.GreaterOrEqual(t, len(carried), 3)
+	for i := 1; i < len(carried); i++ {
+		require.Greater(t, carried[i], carried[i-1], "carried events in log order, never twice")
+	}
+	d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+	require.NoError(t, err)
+	memo := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
+	require.NotContains(t, memo, agentapi.MemoLogExcerpt, "the memo keeps no excerpt")
+	require.Contains(t, memo, agentapi.MemoTitle)
 }

@@ -60,7 +60,11 @@ func TestRecordHistories(t *testing.T) {
 		"workspace-elsewhere":           recordWorkspaceElsewhere,
 		"subagent-parent":               recordSubAgents,
 		"subagent-abort":                recordSubAgentAbort,
+		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
+		"session-watched-approvals":     recordSessionWatchedApprovals,
+		"session-set-hooks":             recordSessionSetHooks,
+		"subagent-can":                  recordSubAgentContinueMidBatch,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

@@ -43,6 +43,7 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 	}
 	s.restore(in.Carry)
 	s.continueAfterTurns = in.ContinueAsNewAfterTurns
+	s.continueAfterEvents = in.ContinueAsNewAfterEvents
 	// The Web UI's current details show the title from the start: the
 	// memo's, set by the client that started the session or carried over
 	// by continue-as-new, whose run loses the static summary (the SDK
@@ -109,6 +110,8 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 		if paused := s.run(ctx, next.Prompts, next.SkipSteeringPoll); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
+		// The run's events up to agent_end go to a watcher in history.
+		s.carryAtRest(ctx)
 		s.noteRun(ctx, next.Prompts)
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
@@ -127,6 +130,9 @@ func checkSessionInput(in *agentapi.SessionInput) error {
 	errs = append(errs, validateMessages("messages", in.Messages)...)
 	if in.ContinueAsNewAfterTurns < 0 {
 		errs = append(errs, errors.New("continueAsNewAfterTurns must not be negative"))
+	}
+	if in.ContinueAsNewAfterEvents < 0 {
+		errs = append(errs, errors.New("continueAsNewAfterEvents must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -117,6 +117,9 @@ func (s *session) registerSessionHandlers(ctx workflow.Context) error {
 		{agentapi.UpdateSetRemoteTools, s.setRemoteToolsUpdate, func(_ workflow.Context, r agentapi.RemoteToolsRequest) error {
 			return checkRemoteTools(r, s.settings.Tools)
 		}},
+		{agentapi.UpdateSetHooks, s.setHooks, func(_ workflow.Context, r agentapi.HooksRequest) error {
+			return r.Check()
+		}},
 		{agentapi.UpdateSetToolExecution, s.setToolExecution, func(_ workflow.Context, r agentapi.SettingRequest) error {
 			if m := agent.ExecutionMode(r.Mode); m != agent.ExecutionParallel && m != agent.ExecutionSequential {
 				return fmt.Errorf("mode %q: want parallel or sequential", r.Mode)
@@ -167,6 +170,13 @@ func (s *session) acceptRepeats(validate any) any {
 		}
 	case func(workflow.Context, agentapi.RemoteToolsRequest) error:
 		return func(ctx workflow.Context, r agentapi.RemoteToolsRequest) error {
+			if s.applied(ctx) {
+				return nil
+			}
+			return v(ctx, r)
+		}
+	case func(workflow.Context, agentapi.HooksRequest) error:
+		return func(ctx workflow.Context, r agentapi.HooksRequest) error {
 			if s.applied(ctx) {
 				return nil
 			}
@@ -369,10 +379,7 @@ func (s *session) setToolExecution(ctx workflow.Context, r agentapi.SettingReque
 func (s *session) setRemoteToolsUpdate(ctx workflow.Context, r agentapi.RemoteToolsRequest) error {
 	_, err := once(s.loop, ctx, func() (done, error) {
 		remote := *r.RemoteTools
-		names := make([]string, 0, len(remote))
-		for _, t := range remote {
-			names = append(names, t.Name)
-		}
+		names := remoteToolNames(remote)
 		if len(names) > 0 {
 			err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
 				Model: s.settings.Model, Tools: s.settings.Tools, RemoteTools: names,
@@ -386,4 +393,41 @@ func (s *session) setRemoteToolsUpdate(ctx workflow.Context, r agentapi.RemoteTo
 		return done{}, nil
 	})
 	return err
+}
+
+// setHooks replaces the session's hook lists given from its next run on,
+// once this worker has the Go hooks they name (ResolveRun, as a run's
+// start checks them); an activity or webhook hook is checked when a call
+// reaches it, as a run's are.
+func (s *session) setHooks(ctx workflow.Context, r agentapi.HooksRequest) error {
+	_, err := once(s.loop, ctx, func() (done, error) {
+		before, after := s.settings.BeforeToolCall, s.settings.AfterToolCall
+		if r.BeforeToolCall != nil {
+			before = *r.BeforeToolCall
+		}
+		if r.AfterToolCall != nil {
+			after = *r.AfterToolCall
+		}
+		goBefore, goAfter := agent.GoHookNames(before), agent.GoHookNames(after)
+		if len(goBefore)+len(goAfter) > 0 {
+			err := workflow.ExecuteLocalActivity(s.localCtx(ctx), a.ResolveRun, activities.ResolveRunInput{
+				Model: s.settings.Model, Tools: s.settings.Tools, RemoteTools: remoteToolNames(s.settings.RemoteTools),
+				BeforeToolCall: goBefore, AfterToolCall: goAfter,
+			}).Get(ctx, nil)
+			if err != nil {
+				return done{}, err
+			}
+		}
+		s.settings.BeforeToolCall, s.settings.AfterToolCall = before, after
+		return done{}, nil
+	})
+	return err
+}
+
+func remoteToolNames(ts []agent.RemoteTool) []string {
+	names := make([]string, 0, len(ts))
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	return names
 }

@@ -75,7 +75,10 @@ type loop struct {
 	// continueAfterTurns the turns after which it continues as new.
 	turnsAtStart       int
 	continueAfterTurns int
-	lastAssistant      agent.Message
+	// continueAfterEvents is the history length after which it continues
+	// as new, also in a batch that waits on sub-agents alone.
+	continueAfterEvents int
+	lastAssistant       agent.Message
 	// turnPrepared is the last model turn's preparation of its answer's
 	// tool calls (prepared.go).
 	turnPrepared []activities.PreparedCall
@@ -129,6 +132,8 @@ type loop struct {
 	childApprovals []*childApproval
 	parent         *agentapi.ParentCall
 	parentSignals  []workflow.Future
+	// parentGone is set once a signal to the parent found it closed.
+	parentGone bool
 
 	// approvals are the calls waiting for (or just decided by) a person,
 	// by tool call id, in request order; allowed are the tools a person
@@ -243,6 +248,7 @@ func (l *loop) abort(reason string) {
 	l.aborted = true
 	l.abortReason = reason
 	l.cancelAbort()
+	l.cancelCarried()
 	l.wake.SendAsync(struct{}{}) // a wait for approvals ends at once
 }
 
@@ -252,6 +258,7 @@ func (l *loop) abort(reason string) {
 func (l *loop) finish(ctx workflow.Context) (agentapi.AgentLoopResult, error) {
 	_ = workflow.Await(l.baseCtx, func() bool { return workflow.AllHandlersFinished(l.baseCtx) })
 	l.drainSignals(l.baseCtx)
+	l.sendResult(ctx)
 	l.awaitParentSignals()
 	res := agentapi.AgentLoopResult{
 		StopReason:   l.stopReason,

@@ -33,16 +33,16 @@ import (
 //
 // The parent is in charge. An abort (or a cancellation from the CLI or
 // UI) cancels the children, which abort as a cancelled run does, and
-// theirs in turn; the call then ends with what the child returned. The
-// parent close policy is RequestCancel: a parent terminated or timed out
-// does not leave children spending unattended. A run continues as new only
-// between two turns (runLoop), when no tool call and so no child runs, so
-// the close policy never touches a child of a continuing run and the carry
-// has no children to carry. A parent whose worker dies keeps its children:
-// they run on, and their completion waits in the parent's history for
-// the next worker, which replays to the same futures and gets it once. A
-// child terminated or timed out ends its call with an error result saying
-// so.
+// theirs in turn; the call then ends with what the child returned. A
+// parent may continue as new while its children run (subagent_carry.go):
+// since subAgentCarryChange children are started with the abandon close
+// policy (Temporal applies the policy at a parent's continue-as-new too)
+// and send their result by signal, which a later run of the parent takes;
+// before it, the policy was RequestCancel and a run continued as new only
+// between turns. A parent whose worker dies keeps its children: they run
+// on, and their completion waits in the parent's history for the next
+// worker, which replays to the same futures and gets it once. A child
+// terminated or timed out ends its call with an error result saying so.
 
 // subAgentDetails is the task tool's result details.
 type subAgentDetails = agentapi.SubAgentDetails
@@ -102,20 +102,30 @@ func (l *loop) startSubAgent(call agent.Content, pos int, args map[string]any) w
 	}
 	parentID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	id := fmt.Sprintf("%s/task-%d-%d-%s", parentID, l.turn, pos, call.ID)
+	// A child that sends its result survives its parent's continue-as-new
+	// (subagent_carry.go).
+	sends := workflow.GetVersion(ctx, subAgentCarryChange, workflow.DefaultVersion, 1) == 1
+	policy := enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
+	if sends {
+		policy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+		if l.batch != nil {
+			l.batch.wakeOnNews = true
+		}
+	}
+	start := workflow.Now(ctx)
 	cctx, cancel := workflow.WithCancel(l.abortCtx)
-	c := &childCall{key: callKey{call.ID, pos}, agent: name, workflowID: id, cancel: cancel}
+	c := &childCall{key: callKey{call.ID, pos}, agent: name, workflowID: id, cancel: cancel, sendsResult: sends, start: start}
 	l.children = append(l.children, c)
 	cctx = workflow.WithChildOptions(cctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          id,
 		TaskQueue:           profile.TaskQueue,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		ParentClosePolicy:   policy,
 		WaitForCancellation: true,
 		StaticSummary:       childSummary(name, prompt),
 	})
-	start := workflow.Now(ctx)
 	in := agentapi.AgentLoopInput{LoopConfig: l.childConfig(profile, budget), Prompt: prompt,
 		Parent: &agentapi.ParentCall{WorkflowID: parentID, ToolCallID: call.ID, Position: pos, Agent: name,
-			Start: start.UnixMilli(), Allowed: l.allowedTools()}}
+			Start: start.UnixMilli(), Allowed: l.allowedTools(), SendsResult: sends}}
 	child := workflow.ExecuteChildWorkflow(cctx, agentapi.AgentLoopWorkflow, in)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		out := l.subAgentOutput(gctx, c, child)
@@ -206,8 +216,10 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 		return errorOutput(fmt.Sprintf("Sub-agent %s could not start (workflow %s): %s", name, id, failureText(err)), details)
 	}
 	details.RunID = exec.RunID
+	c.runID = exec.RunID
 	var res agentapi.AgentLoopResult
 	err := child.Get(ctx, &res)
+	c.ended = true
 	var cancelled *temporal.CanceledError
 	if errors.As(err, &cancelled) && cancelled.HasDetails() && cancelled.Details(&res) == nil {
 		// An aborted parent cancelled it: it ended as an aborted run does.
@@ -216,6 +228,13 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 	if err != nil {
 		return errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", name, id, childFailure(err)), details)
 	}
+	return l.childAnswer(ctx, c, res, details)
+}
+
+// childAnswer makes a child's result its call's: the final answer's text,
+// or an error naming how the child ended. It counts what the child spent.
+func (l *loop) childAnswer(ctx workflow.Context, c *childCall, res agentapi.AgentLoopResult, details subAgentDetails) activities.ExecuteOutput {
+	name := c.agent
 	l.countChildUsage(c, res.Usage)
 	if l.parent != nil {
 		l.reportUsage()
@@ -254,6 +273,7 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 func (l *loop) childEnded(c *childCall) {
 	l.children = slices.DeleteFunc(l.children, func(x *childCall) bool { return x == c })
 	l.childApprovals = slices.DeleteFunc(l.childApprovals, func(x *childApproval) bool { return x.call == c.key })
+	l.childApprovalStatus(l.baseCtx)
 }
 
 // adoptParent takes what a sub-agent's run knows of its parent's call.

@@ -45,6 +45,20 @@ type childCall struct {
 	counted agent.Usage
 	// stopped says why this run stopped the child, "" when it did not.
 	stopped string
+	// runID is its first run's id once it has started; start is when its
+	// call's execute started.
+	runID string
+	start time.Time
+	// sendsResult says it was started with the abandon close policy and
+	// sends its result by signal (subAgentCarryChange); result is that
+	// signal's result once in; ended is set once this run has its end
+	// (its future answered, or its result was taken).
+	sendsResult bool
+	result      *agentapi.SubAgentResult
+	ended       bool
+	// carried is its execute stage when an earlier workflow run started
+	// it (subagent_carry.go), nil otherwise.
+	carried *carriedExec
 }
 
 // childApproval is a sub-agent's call waiting for a person, seen here.
@@ -69,6 +83,10 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 	if c == nil {
 		return // the call has ended: its result counted everything
 	}
+	if l.batch != nil {
+		l.batch.news = true
+		l.batch.arrived++
+	}
 	if m.Usage != nil {
 		l.countChildUsage(c, *m.Usage)
 	}
@@ -87,6 +105,9 @@ func (l *loop) subAgentSignal(ctx workflow.Context, m agentapi.SubAgentSignal) {
 	}
 	if m.Approval != nil {
 		l.childApprovalSignal(ctx, c, *m.Approval)
+	}
+	if m.Result != nil {
+		l.childResultSignal(c, *m.Result)
 	}
 	l.budgetStopChildren()
 }
@@ -145,6 +166,7 @@ func (l *loop) sendParent(m agentapi.SubAgentSignal) {
 		return
 	}
 	m.ToolCallID, m.Position = l.parent.ToolCallID, l.parent.Position
+	l.noteParentGone()
 	l.parentSignals = slices.DeleteFunc(l.parentSignals, workflow.Future.IsReady)
 	l.parentSignals = append(l.parentSignals,
 		workflow.SignalExternalWorkflow(l.baseCtx, l.parent.WorkflowID, "", agentapi.SignalSubAgent, m))
@@ -224,6 +246,7 @@ func (l *loop) childApprovalSignal(ctx workflow.Context, c *childCall, ap agenta
 			return
 		}
 		l.childApprovals = slices.Delete(l.childApprovals, i, i+1)
+		l.childApprovalStatus(ctx)
 		l.emit(agent.Event{Type: agent.EventApprovalDecision, ToolCallID: ap.ToolCallID, ToolName: ap.ToolName,
 			Approval: &agent.ApprovalInfo{Decision: ap.Decision, Position: ap.Position, SubAgent: ref}})
 		l.sendParent(agentapi.SubAgentSignal{Approval: &ap})
@@ -239,6 +262,7 @@ func (l *loop) childApprovalSignal(ctx workflow.Context, c *childCall, ap agenta
 		l.forwardApproval(ap, agentapi.ApproveRequest{Decision: agent.ApprovalAlways})
 		return
 	}
+	l.childApprovalStatus(ctx)
 	l.sendParent(agentapi.SubAgentSignal{Approval: &ap})
 }
 

@@ -84,6 +84,19 @@ func barrier(name string, n int) tools.FuncTool {
 	})
 }
 
+// holdTool is a tool whose calls say so on running and then run until
+// they are cancelled, saying when on cancelled (when not nil).
+func holdTool(name string, running chan<- struct{}, cancelled chan<- time.Time) tools.FuncTool {
+	return tool(name, func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
+		running <- struct{}{}
+		<-ctx.Done()
+		if cancelled != nil {
+			cancelled <- time.Now()
+		}
+		return agent.ToolResult{}, ctx.Err()
+	})
+}
+
 // TestSubAgentsFanOutInOneBatch: three task calls of one parallel batch run
 // three child workflows at once (their tools meet at a barrier only all
 // three reach); each answer is its call's result, with the child's id and
@@ -203,11 +216,7 @@ func TestSubAgentTerminatedChild(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{
 		answer(taskCall("t1", "helper", "wait")),
 		answer(text("The helper is gone.")),
-	}, tool("meet", func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		return agent.ToolResult{}, ctx.Err()
-	}))
+	}, holdTool("meet", started, nil))
 	h.scripted.Add("child", childScript("meet"))
 	run := h.start(h.subAgentInput("go", nil))
 	<-started
@@ -220,21 +229,17 @@ func TestSubAgentTerminatedChild(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("Sub-agent helper (workflow %s) ended without an answer: it was terminated", childID), m.Content[0].Text)
 }
 
-// TestSubAgentAbortReachesDescendants: aborting the parent aborts its
-// child and the child's child within a second; each call ends with its
-// aborted child's result and every workflow of the tree closes.
-func TestSubAgentAbortReachesDescendants(t *testing.T) {
+// startDeepTree starts a run whose sub-agent "deep" delegates its prompt
+// to another "deep" (depth 2), whose call of hold runs until it is
+// cancelled; it returns once hold runs. cancelled hears when hold's
+// context ended.
+func startDeepTree(t *testing.T, harnessFor func(*testing.T, []llm.ScriptedResponse, ...tools.Tool) *harness) (*harness, client.WorkflowRun, <-chan time.Time) {
 	running := make(chan struct{}, 1)
 	cancelled := make(chan time.Time, 1)
-	h := newHarness(t, []llm.ScriptedResponse{
+	h := harnessFor(t, []llm.ScriptedResponse{
 		answer(taskCall("t1", "deep", "delegate:dig")),
 		answer(text("unreached")),
-	}, tool("hold", func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
-		running <- struct{}{}
-		<-ctx.Done()
-		cancelled <- time.Now()
-		return agent.ToolResult{}, ctx.Err()
-	}))
+	}, holdTool("hold", running, cancelled))
 	h.scripted.Add("deep", llm.Script{Reply: func(req llm.Request) llm.ScriptedResponse {
 		prompt := req.Messages[0].Content[0].Text
 		if strings.HasPrefix(prompt, "delegate:") {
@@ -246,6 +251,14 @@ func TestSubAgentAbortReachesDescendants(t *testing.T) {
 		Name: "deep", Description: "digs", Model: &agent.ModelRef{Provider: "test", ID: "deep"}, Tools: []string{"hold"}})
 	run := h.start(in)
 	<-running
+	return h, run, cancelled
+}
+
+// TestSubAgentAbortReachesDescendants: aborting the parent aborts its
+// child and the child's child within a second; each call ends with its
+// aborted child's result and every workflow of the tree closes.
+func TestSubAgentAbortReachesDescendants(t *testing.T) {
+	h, run, cancelled := startDeepTree(t, newHarness)
 	child := run.GetID() + "/task-1-1-t1"
 	grandchild := child + "/task-1-1-d1"
 
@@ -471,26 +484,7 @@ func recordSubAgents(t *testing.T) (client.Client, string) {
 // 2), the parent aborted while the grandchild's tool runs; the child's
 // history (itself a parent) as subagent-abort-child.<n>.json.
 func recordSubAgentAbort(t *testing.T) (client.Client, string) {
-	running := make(chan struct{}, 1)
-	h := recording(t, []llm.ScriptedResponse{
-		answer(taskCall("t1", "deep", "delegate:dig")),
-		answer(text("unreached")),
-	}, tool("hold", func(ctx context.Context, _ tools.Call) (agent.ToolResult, error) {
-		running <- struct{}{}
-		<-ctx.Done()
-		return agent.ToolResult{}, ctx.Err()
-	}))
-	h.scripted.Add("deep", llm.Script{Reply: func(req llm.Request) llm.ScriptedResponse {
-		prompt := req.Messages[0].Content[0].Text
-		if strings.HasPrefix(prompt, "delegate:") {
-			return answer(taskCall("d1", "deep", strings.TrimPrefix(prompt, "delegate:")))
-		}
-		return answer(agent.ToolCall("h1", "hold", map[string]any{}))
-	}})
-	in := h.subAgentInput("dig deep", &agent.SubAgentLimits{MaxDepth: 2}, agent.SubAgent{
-		Name: "deep", Description: "digs", Model: &agent.ModelRef{Provider: "test", ID: "deep"}, Tools: []string{"hold"}})
-	run := h.start(in)
-	<-running
+	h, run, _ := startDeepTree(t, recording)
 	h.updateOnce(run.GetID(), "abort-1", agentapi.UpdateAbort, agentapi.AbortRequest{Reason: "enough"}, nil)
 	require.Equal(t, agent.StopReasonAborted, h.result(run).StopReason)
 	saveChain(t, h.c, run.GetID()+"/task-1-1-t1", filepath.Join("..", "testdata", "histories"), "subagent-abort-child")

@@ -1,14 +1,19 @@
 package workflows
 
 import (
-	"github.com/durable-agents/agentloop/agent"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // toolBatch is what one assistant message's tool calls produced.
 type toolBatch struct {
 	messages  []agent.Message
 	terminate bool
+	// paused is the batch handed over to the next workflow run, its
+	// calls not all ended (subagent_carry.go).
+	paused *agentapi.PausedBatch
 }
 
 // finalized is a call's result after every stage (pi's FinalizedToolCall).
@@ -110,10 +115,16 @@ func (l *loop) executeParallel(ctx workflow.Context, calls []agent.Content) tool
 		}
 		prepared = allowed
 	}
-	l.runConcurrently(ctx, prepared, done)
+	if paused := l.runConcurrently(ctx, prepared, done); paused != nil {
+		return toolBatch{paused: paused}
+	}
+	return l.batchResults(ctx, done)
+}
 
-	all := make([]finalized, len(calls))
-	messages := make([]agent.Message, len(calls))
+// batchResults ends a parallel batch: its result messages, in call order.
+func (l *loop) batchResults(ctx workflow.Context, done []*finalized) toolBatch {
+	all := make([]finalized, len(done))
+	messages := make([]agent.Message, len(done))
 	now := workflow.Now(ctx).UnixMilli()
 	for i, fin := range done {
 		all[i] = *fin

@@ -153,7 +153,7 @@ func (l *loop) logExcerpt() []agent.Event {
 	if !l.watched {
 		return nil
 	}
-	return l.events.excerpt(after)
+	return l.events.excerpt(after, maxExcerptBytes)
 }
 
 // assistantShell is an assistant message for this run's model with no

@@ -43,6 +43,7 @@ func TestUpdatesRefuseUnknownFields(t *testing.T) {
 		{agentapi.UpdateSetFollowUpMode, map[string]any{"mdoe": "all"}, `unknown field "mdoe"`},
 		{agentapi.UpdateSetToolExecution, map[string]any{"mode": "parallel", "x": 1}, `unknown field "x"`},
 		{agentapi.UpdateCompact, map[string]any{"instruction": "short"}, `unknown field "instruction": a compact request has instructions`},
+		{agentapi.UpdateSetHooks, map[string]any{"beforeToolCal": []any{}}, `unknown field "beforeToolCal": the request has beforeToolCall and afterToolCall`},
 	} {
 		err := h.sessionUpdate(run, c.name, c.arg, nil)
 		require.ErrorContains(t, err, c.want, c.name)

@@ -9,6 +9,11 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 )
 
+// subAgentWaitChange guards the status of a run whose sub-agents' calls
+// wait for a person (childApprovalStatus): histories from before it kept
+// such a run "running", and upserted no AgentStatus for it.
+const subAgentWaitChange = "subagent-approval-status"
+
 // The search attributes (AgentStatus, AgentModel, AgentTurns, AgentCost)
 // are agentapi's.
 
@@ -41,6 +46,42 @@ func (l *loop) details() string {
 	}
 	for _, p := range l.pendingApprovals() {
 		fmt.Fprintf(&b, "\n\nwaiting for approval: `%s` %s (%s)", p.ToolName, callSummary(p.ToolName, p.Args), p.ToolCallID)
+		if p.SubAgent != nil {
+			fmt.Fprintf(&b, " in sub-agent %s (%s)", p.SubAgent.Agent, p.SubAgent.WorkflowID)
+		}
 	}
 	return b.String()
+}
+
+// childApprovalStatus makes a running run "waiting_approval" while one of
+// its sub-agents' calls waits for a person, as when one of its own does: a
+// watcher of the parent, and an AgentStatus query, see that the run waits
+// for someone, and pendingApprovals name the sub-agent. It is "running"
+// again once no call waits. Called wherever the sub-agents' waiting calls
+// change, and after the run's own approvals are decided.
+func (l *loop) childApprovalStatus(ctx workflow.Context) {
+	var want string
+	switch {
+	case len(l.childApprovals) > 0 && l.status == agentapi.StatusRunning:
+		want = agentapi.StatusWaitingApproval
+	case len(l.childApprovals) == 0 && l.status == agentapi.StatusWaitingApproval && !l.ownApprovalsWait():
+		want = agentapi.StatusRunning
+	default:
+		return
+	}
+	if workflow.GetVersion(ctx, subAgentWaitChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	l.setStatus(ctx, want)
+}
+
+// ownApprovalsWait reports whether a call of this run itself waits for a
+// person.
+func (l *loop) ownApprovalsWait() bool {
+	for _, a := range l.approvals {
+		if a.decision == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/durable-agents/agentloop/internal/sandbox/netbridge"
+	"golang.org/x/sys/unix"
 )
 
 // Paths inside a bwrap sandbox.
@@ -47,8 +48,18 @@ func (s *Sandbox) useBwrap() error {
 			return fmt.Errorf("bwrap: %v", err)
 		}
 	}
-	if err := s.probe(); err != nil {
-		s.bwrap, s.mode, s.runAs, s.idmap, s.listensInside = "", "", nil, nil, false
+	if s.runAs != nil && !holds(unix.CAP_SYS_RESOURCE) { // containers may drop it
+		s.limitsBy = limitsAsUser
+	}
+	err = s.probe()
+	if errors.Is(err, syscall.EPERM) && s.runAs != nil {
+		// Nor may it take another user's ids (CAP_SETPCAP): prlimit(1)
+		// sets them inside.
+		s.limitsBy = limitsInside
+		err = s.probe()
+	}
+	if err != nil {
+		s.bwrap, s.mode, s.runAs, s.idmap, s.listensInside, s.limitsBy = "", "", nil, nil, false, limitsDirect
 		return fmt.Errorf("bwrap: %v", err)
 	}
 	s.version = bwrapVersion(path)
@@ -62,6 +73,9 @@ func (s *Sandbox) probe() error {
 		return err
 	}
 	defer os.RemoveAll(ws)
+	if s.idmap != nil {
+		defer s.idmap.drop(ws)
+	}
 	if s.runAs != nil && s.idmap == nil {
 		if err := chownAll(int(s.runAs.Uid), int(s.runAs.Gid), ws); err != nil {
 			return err
@@ -84,7 +98,7 @@ func (s *Sandbox) probe() error {
 		err = fmt.Errorf("a command that exits 0 ended with %+v", exit)
 	}
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(msg))
+		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(msg))
 	}
 	return nil
 }
@@ -155,7 +169,7 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 	if spec.DieWithWorker {
 		a = append(a, guardCommand(bridgeBin, s.bwrapLifelineFD(spec), "namespace")...)
 	}
-	if s.runAs != nil {
+	if s.limitsBy == limitsInside {
 		a = append(append(a, s.prlimit), s.cfg.Limits.prlimitArgs()...)
 		a = append(a, "--")
 	}
@@ -163,10 +177,10 @@ func (s *Sandbox) bwrapArgs(spec Spec, ws string) []string {
 }
 
 // blocks says whether bwrap holds the command until the worker writes to
-// descriptor 4: to set the limits of a command of the worker's own user,
-// or to listen inside its network namespace first (netns.go).
+// descriptor 4: to set the command's limits, or to listen inside its
+// network namespace first (netns.go).
 func (s *Sandbox) blocks(spec Spec) bool {
-	return s.runAs == nil || spec.Network && s.listensInside
+	return s.limitsBy != limitsInside || spec.Network && s.listensInside
 }
 
 // bridgeFD and bwrapLifelineFD number the descriptors bwrap starts with:
@@ -244,10 +258,8 @@ func maskFile() string {
 //
 // The limits are set with prlimit(2) on pid 1 while bwrap holds it on
 // --block-fd, before anything of the command runs; everything the command
-// starts inherits them. Commands of another user (RunAs) get them from
-// prlimit(1) inside the sandbox instead: setting another user's limits
-// needs CAP_SYS_RESOURCE, which containers often drop, and an exec costs
-// under 2 ms.
+// starts inherits them. For commands of another user (RunAs, a root
+// worker's) that needs CAP_SYS_RESOURCE, or that user's ids (limitsas.go).
 func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error) {
 	ws, err := realDir(spec.Dir)
 	if err != nil {
@@ -255,7 +267,7 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 	}
 	if s.idmap != nil {
 		// Before restrictNetwork: Landlock forbids mounting.
-		if err := s.idmap.mount(ws, s.readOnly(spec)); err != nil {
+		if err := s.idmap.enter(ws, s.readOnly(spec)); err != nil {
 			return nil, err
 		}
 	}
@@ -342,8 +354,8 @@ func (s *Sandbox) startBwrap(p *Process, spec Spec) (func() (Exit, error), error
 		return bwrapExit(cmd, waitErr, rest)
 	}
 	child, err := readChildPID(status)
-	if err == nil && s.runAs == nil {
-		err = s.cfg.Limits.setLimits(child)
+	if err == nil && s.limitsBy != limitsInside {
+		err = s.setLimits(child)
 	}
 	if err == nil && spec.Network && s.listensInside {
 		inside, err = s.listenInside(child)

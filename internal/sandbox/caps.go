@@ -56,6 +56,13 @@ func dropCapabilities(keepSetID bool) error {
 	return nil
 }
 
+// holds says whether the calling thread has capability c in effect.
+func holds(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capget(&hdr, &data[0]) == nil && has(data, c)
+}
+
 // has says whether capability c is in the effective set.
 func has(data [2]unix.CapUserData, c int) bool {
 	return data[c/32].Effective&(1<<(c%32)) != 0

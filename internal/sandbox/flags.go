@@ -116,6 +116,9 @@ func (s *Sandbox) Describe() string {
 	l := s.cfg.Limits
 	limits := fmt.Sprintf("limits: %d processes, %d MiB data, %s CPU, %d MiB files, %d open files",
 		l.Procs, l.Memory>>20, l.CPU, l.FileSize>>20, l.OpenFiles)
+	if s.mode == Bwrap && s.limitsBy == limitsInside {
+		limits += " (set by prlimit(1) inside: the worker may neither set another user's nor take its ids)"
+	}
 	who := "as the worker's user"
 	if s.runAs != nil {
 		who = fmt.Sprintf("as uid %d gid %d", s.runAs.Uid, s.runAs.Gid)

@@ -26,8 +26,9 @@ var DefaultUser = syscall.Credential{Uid: 65534, Gid: 65534}
 // lands on disk owned by the workspace's owner. Nothing on disk is
 // chowned. The mount is made in a mount namespace of the thread that
 // starts bwrap, at stage, which bwrap binds at the workspace's path; no
-// other process of the host sees it, and it goes away with the sandbox,
-// even when the worker is killed.
+// other process of the host sees it. The namespace is kept for the
+// workspace's next calls, and let go when idle or when the sandbox closes
+// (mountns.go); a killed worker takes it with it.
 //
 // bwrap runs as the command's user, who must reach the mount: the
 // workspace's own path may cross root-only directories (/root/project),
@@ -38,10 +39,13 @@ type idmap struct {
 	// command's Spec.ReadOnly directories (the run's saved outputs, in the
 	// worker's 0700 state directory), bound by bwrap at their own paths.
 	roStage string
-	mu      sync.Mutex
+	mu      sync.Mutex // guards userns
 	// userns holds, per workspace owner, a user namespace that maps that
 	// owner's uid and gid to DefaultUser's: what an idmapped mount takes.
 	userns map[[2]uint32]*os.File
+	// spaces are the mount namespaces kept for the calls that follow
+	// (mountns.go).
+	spaces spaces
 }
 
 // newIdmap makes the staging directory: /run/agentloop-workspace, or
@@ -90,61 +94,68 @@ func (m *idmap) readOnlyStage(i int) string {
 
 // mount mounts ws at m.stage, idmapped from its owner to DefaultUser, in
 // a new mount namespace of the calling thread, which bwrap started from
-// that thread inherits. The caller has locked the goroutine to the thread
-// and never unlocks it: the namespace must stay the thread's own, and go
-// when it ends.
+// that thread inherits, and returns what it mounted. The caller has
+// locked the goroutine to the thread and never unlocks it: the namespace
+// must stay the thread's own (or the worker's, kept by enter).
 //
 // readOnly, the command's Spec.ReadOnly directories, are mounted the same
 // way but read-only at readOnlyStage(i): their owner (the worker) keeps
 // them 0700, which DefaultUser could not otherwise enter.
-func (m *idmap) mount(ws string, readOnly []string) error {
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("sandbox: a mount namespace for the workspace: %w", err)
-	}
-	// The copies of shared mounts would pass the new mount on to the
-	// host's namespace.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("sandbox: private mounts: %w", err)
-	}
-	if err := m.mountAt(ws, m.stage, 0); err != nil {
-		return err
-	}
+func (m *idmap) mount(ws string, readOnly []string) ([]dirID, error) {
 	if len(readOnly) > maxReadOnly {
-		return fmt.Errorf("sandbox: %d read-only directories for one command; at most %d", len(readOnly), maxReadOnly)
+		return nil, fmt.Errorf("sandbox: %d read-only directories for one command; at most %d", len(readOnly), maxReadOnly)
 	}
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return nil, fmt.Errorf("sandbox: a mount namespace for the workspace: %w", err)
+	}
+	// Shared mounts would pass the new mounts on to the host's namespace;
+	// slaves still receive what the host mounts later (spaces).
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return nil, fmt.Errorf("sandbox: private mounts: %w", err)
+	}
+	ids := make([]dirID, 0, 1+len(readOnly))
+	id, err := m.mountAt(ws, m.stage, 0)
+	if err != nil {
+		return nil, err
+	}
+	ids = append(ids, id)
 	for i, dir := range readOnly {
-		if err := m.mountAt(dir, m.readOnlyStage(i), unix.MOUNT_ATTR_RDONLY); err != nil {
-			return err
+		if id, err = m.mountAt(dir, m.readOnlyStage(i), unix.MOUNT_ATTR_RDONLY); err != nil {
+			return nil, err
 		}
+		ids = append(ids, id)
 	}
-	return nil
+	return ids, nil
 }
 
 // mountAt mounts dir at stage, idmapped from dir's owner to DefaultUser,
-// with the attributes in extra set too.
-func (m *idmap) mountAt(dir, stage string, extra uint64) error {
+// with the attributes in extra set too, and returns what it mounted: the
+// directory the clone holds, whatever dir names by the time enter looks
+// again. The mounted tree is private: a mount made inside the workspace
+// later would come in without the idmapping.
+func (m *idmap) mountAt(dir, stage string, extra uint64) (dirID, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return dirID{}, fmt.Errorf("sandbox: open_tree %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
 	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return err
+	if err := unix.Fstat(fd, &st); err != nil {
+		return dirID{}, err
 	}
 	userns, err := m.usernsFor(st.Uid, st.Gid)
 	if err != nil {
-		return fmt.Errorf("sandbox: a user namespace for the idmapped mount of %s: %w", dir, err)
+		return dirID{}, fmt.Errorf("sandbox: a user namespace for the idmapped mount of %s: %w", dir, err)
 	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-	if err != nil {
-		return fmt.Errorf("sandbox: open_tree %s: %w", dir, err)
-	}
-	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | extra, Userns_fd: uint64(userns.Fd())}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | extra, Userns_fd: uint64(userns.Fd()), Propagation: unix.MS_PRIVATE}
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("sandbox: the workspace %s cannot be mounted idmapped (%w): commands of a root worker run as uid %d and need it to write root's files; its file system must support idmapped mounts (Linux 5.12 or later: ext4, xfs, btrfs; tmpfs since 6.3). Otherwise run the worker as an unprivileged user, or give -sandbox-user a user that can write the workspaces",
+		return dirID{}, fmt.Errorf("sandbox: the workspace %s cannot be mounted idmapped (%w): commands of a root worker run as uid %d and need it to write root's files; its file system must support idmapped mounts (Linux 5.12 or later: ext4, xfs, btrfs; tmpfs since 6.3). Otherwise run the worker as an unprivileged user, or give -sandbox-user a user that can write the workspaces",
 			dir, err, DefaultUser.Uid)
 	}
 	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, stage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("sandbox: move_mount to %s: %w", stage, err)
+		return dirID{}, fmt.Errorf("sandbox: move_mount to %s: %w", stage, err)
 	}
-	return nil
+	return idOf(&st), nil
 }
 
 // usernsFor returns a user namespace mapping uid and gid to DefaultUser's,

@@ -2,10 +2,14 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The limits hold inside, whichever way they were set (prlimit(2) under
@@ -16,9 +20,13 @@ func TestLimits(t *testing.T) {
 	for mode, s := range modes(t, Config{Limits: limits}) {
 		t.Run(string(mode), func(t *testing.T) {
 			ws := t.TempDir()
+			dumpable, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 			out, _ := run(t, s, ws, `echo "limits $(ulimit -u) $(ulimit -d) $(ulimit -t) $(ulimit -f) $(ulimit -n)"`, false)
 			// bash's ulimit counts -d and -f in KiB.
 			wantIn(t, out, "limits 50 65536 30 1024 100")
+			if mode == Bwrap && os.Geteuid() == 0 {
+				checkLimitsBy(t, s, dumpable)
+			}
 			out, _ = run(t, s, ws, `head -c 2000000 /dev/zero > big; ls -l big | cut -d' ' -f5`, false)
 			wantIn(t, out, "File size limit exceeded", "1048576")
 			out, _ = run(t, s, ws, `v=$(head -c 100000000 /dev/zero | tr '\0' x); echo "held ${#v}"`, false)
@@ -26,6 +34,68 @@ func TestLimits(t *testing.T) {
 			if mode == Bwrap {
 				out, _ = run(t, s, ws, `for i in $(seq 10); do head -c 1000000 /dev/zero > /tmp/f$i || break; done`, false)
 				wantIn(t, out, "No space left on device")
+			}
+		})
+	}
+}
+
+// limitsByEnv names, for TestLimits run again without some capability, the
+// way the limits must then be set.
+const limitsByEnv = "AGENTLOOP_TEST_LIMITS_BY"
+
+// checkLimitsBy checks how a root worker's sandbox sets the limits of its
+// commands (another user's), and that it left every thread of the
+// process with root's ids and the process as dumpable as it was.
+func checkLimitsBy(t *testing.T, s *Sandbox, dumpable int) {
+	t.Helper()
+	want := strconv.Itoa(limitsDirect)
+	if !holds(unix.CAP_SYS_RESOURCE) {
+		want = strconv.Itoa(limitsAsUser)
+	}
+	if env := os.Getenv(limitsByEnv); env != "" {
+		want = env
+	}
+	if got := strconv.Itoa(s.limitsBy); got != want {
+		t.Errorf("limits set by way %s; want %s (%d direct, %d as the user, %d prlimit(1) inside)", got, want, limitsDirect, limitsAsUser, limitsInside)
+	}
+	tasks, _ := filepath.Glob("/proc/self/task/*/status")
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread has ended
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if (strings.HasPrefix(line, "Uid:") || strings.HasPrefix(line, "Gid:")) && strings.Join(strings.Fields(line)[1:], " ") != "0 0 0 0" {
+				t.Errorf("%s: %s; want root's ids", task, line)
+			}
+		}
+	}
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != dumpable {
+		t.Errorf("dumpable %d (%v); want %d as before", d, err, dumpable)
+	}
+}
+
+// A root worker without CAP_SYS_RESOURCE (a container may drop it) sets
+// its commands' limits as their user; one without CAP_SETPCAP either has
+// prlimit(1) set them inside. The limits hold the same: TestLimits again,
+// in this test binary started without those capabilities.
+func TestLimitsWithoutCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 || os.Getenv(limitsByEnv) != "" {
+		t.Skip("needs root; the runs without the capabilities are TestLimits")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv (util-linux) to drop capabilities with")
+	}
+	for drop, by := range map[string]int{"-sys_resource": limitsAsUser, "-sys_resource,-setpcap": limitsInside} {
+		t.Run(drop, func(t *testing.T) {
+			cmd := exec.Command(setpriv, "--inh-caps="+drop, "--bounding-set="+drop, "--",
+				os.Args[0], "-test.run=^TestLimits$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), limitsByEnv+"="+strconv.Itoa(by))
+			out, err := cmd.CombinedOutput()
+			t.Logf("%s", out)
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestLimits/bwrap") {
+				t.Fatalf("TestLimits without %s: %v", drop, err)
 			}
 		})
 	}

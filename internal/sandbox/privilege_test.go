@@ -102,14 +102,7 @@ ip link set lo mtu `+strings.TrimSpace(string(mtu))+` 2>&1 && echo MTU-SET`, fal
 // root-owned files (the file tools write them) can be changed, and what
 // the command creates stays root's on disk.
 func TestBwrapRootCommandsRunUnprivileged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	s, err := New(Config{Mode: Bwrap})
-	if err != nil {
-		t.Skipf("bwrap unavailable: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := rootBwrap(t)
 	secret, err := os.CreateTemp("/etc", "agentloop-root-only-")
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +138,21 @@ func TestBwrapRootCommandsRunUnprivileged(t *testing.T) {
 // namespace for the starting thread, open_tree, mount_setattr and
 // move_mount (the user namespace is made once per workspace owner).
 func BenchmarkIdmapMount(b *testing.B) {
+	benchmarkIdmap(b, func(m *idmap, ws string) error {
+		_, err := m.mount(ws, nil)
+		return err
+	})
+}
+
+// What a root worker's later calls in one workspace pay instead: entering
+// the kept namespace (mountns.go).
+func BenchmarkIdmapEnter(b *testing.B) {
+	benchmarkIdmap(b, func(m *idmap, ws string) error { return m.enter(ws, nil) })
+}
+
+// benchmarkIdmap runs call on a fresh locked thread per iteration, as each
+// command's start does, which ends with it.
+func benchmarkIdmap(b *testing.B, call func(m *idmap, ws string) error) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root")
 	}
@@ -152,12 +160,13 @@ func BenchmarkIdmapMount(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(m.close)
 	ws := b.TempDir()
 	for b.Loop() {
 		errs := make(chan error)
 		go func() {
-			runtime.LockOSThread() // never unlocked: the namespace ends with the thread
-			errs <- m.mount(ws, nil)
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			errs <- call(m, ws)
 		}()
 		if err := <-errs; err != nil {
 			b.Fatal(err)
@@ -169,20 +178,13 @@ func BenchmarkIdmapMount(b *testing.B) {
 // worker's command is refused with an error that says why and what to do,
 // rather than run as root.
 func TestBwrapRootRefusesAWorkspaceThatCannotBeIdmapped(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	s, err := New(Config{Mode: Bwrap})
-	if err != nil {
-		t.Skipf("bwrap unavailable: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := rootBwrap(t)
 	ws := t.TempDir()
 	if err := syscall.Mount("ramfs", ws, "ramfs", 0, ""); err != nil {
 		t.Skipf("no ramfs to mount: %v", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(ws, syscall.MNT_DETACH) })
-	_, err = s.Start(Spec{Shell: "/bin/bash", Command: "id -u", Dir: ws, Output: os.Stdout})
+	_, err := s.Start(Spec{Shell: "/bin/bash", Command: "id -u", Dir: ws, Output: os.Stdout})
 	if err == nil || !strings.Contains(err.Error(), "cannot be mounted idmapped") || !strings.Contains(err.Error(), "-sandbox-user") {
 		t.Fatalf("got %v, want a refusal saying the workspace cannot be idmapped", err)
 	}

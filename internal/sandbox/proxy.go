@@ -54,8 +54,12 @@ func (s *Sandbox) proxyFor(network bool) (string, uint16, error) {
 
 // Close stops the network proxy, when a command started it: its
 // listeners and connections, tunnels included. Commands that still run
-// lose the network, and a later one with network on fails to start.
+// lose the network, and a later one with network on fails to start. It
+// also lets go of the workspaces' kept mount namespaces (mountns.go).
 func (s *Sandbox) Close() error {
+	if s.idmap != nil {
+		s.idmap.close()
+	}
 	s.proxyOnce.Do(func() { s.proxyErr = errors.New("sandbox: network proxy: the sandbox is closed") })
 	if s.proxy == nil {
 		return nil

@@ -132,6 +132,9 @@ type Sandbox struct {
 	// idmapped (idmap.go).
 	runAs *syscall.Credential
 	idmap *idmap
+	// limitsBy is how the limits of runAs's commands are set
+	// (limitsas.go).
+	limitsBy int
 
 	proxyOnce sync.Once
 	proxy     *proxy

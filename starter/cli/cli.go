@@ -50,7 +50,7 @@ commands:
   session reset ID        clear a session's transcript and queues
   session compact ID [INSTRUCTIONS]
                           summarize the oldest context now (between runs)
-  session set ID model|thinking|steering|follow-up|tool-execution|remote-tools VALUE
+  session set ID model|thinking|steering|follow-up|tool-execution|remote-tools|hooks VALUE
   approve ID CALL [POSITION] allow|deny|always [REASON]
                           answer a tool call waiting for approval
 

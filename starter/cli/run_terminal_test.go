@@ -103,6 +103,17 @@ func TestRunExitCodes(t *testing.T) {
 	if out, code = runPiped(t, ws, nil, "session", "set", id, "remote-tools", tools); code != 0 {
 		t.Fatalf("remote tools from a file: exit code %d:\n%s", code, out)
 	}
+	out, code = runPiped(t, ws, nil, "session", "set", id, "hooks", `{"beforeToolCal": ["audit"]}`)
+	if code != cli.ExitRefused || !strings.Contains(out, `unknown field "beforeToolCal"`) {
+		t.Fatalf("refused hooks: exit code %d, want %d and the unknown field:\n%s", code, cli.ExitRefused, out)
+	}
+	hooks := filepath.Join(t.TempDir(), "hooks.json")
+	if err := os.WriteFile(hooks, []byte(`{"beforeToolCall": [{"activity": {"taskQueue": "team-hooks", "activityType": "CheckCall"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code = runPiped(t, ws, nil, "session", "set", id, "hooks", hooks); code != 0 {
+		t.Fatalf("hooks from a file: exit code %d:\n%s", code, out)
+	}
 }
 
 // A running tool's output is a rolling tail: on a terminal a few lines

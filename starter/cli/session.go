@@ -155,7 +155,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 		return nil
 	case "set":
 		if len(args) != 4 {
-			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution|remote-tools VALUE")
+			return errors.New("usage: session set ID model|thinking|steering|follow-up|tool-execution|remote-tools|hooks VALUE")
 		}
 		return e.set(ctx, args[1], args[2], args[3])
 	case "budget":
@@ -172,7 +172,7 @@ func (e *env) session(ctx context.Context, args []string) error {
 }
 
 const sessionUsage = `usage: starter session start [flags] [PROMPT] | prompt ID TEXT | continue ID | reset ID |
-       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution|remote-tools VALUE |
+       compact ID [INSTRUCTIONS] | set ID model|thinking|steering|follow-up|tool-execution|remote-tools|hooks VALUE |
        budget ID LIMITS|none | chat [flags] [ID] | list [-n N] [-all]`
 
 // budget replaces the budget of a session or run (setBudget) and prints
@@ -243,32 +243,43 @@ func (e *env) set(ctx context.Context, id, what, value string) error {
 	case "tool-execution":
 		name, req.Mode = agentapi.UpdateSetToolExecution, value
 	case "remote-tools":
-		return e.setRemoteTools(ctx, id, value)
+		raw, err := jsonValue("remote-tools", "array", value)
+		if err != nil {
+			return err
+		}
+		// As it is: the session names any field it does not know.
+		req := struct {
+			RemoteTools json.RawMessage `json:"remoteTools"`
+		}{raw}
+		return e.update(ctx, id, agentapi.UpdateSetRemoteTools, req, nil)
+	case "hooks":
+		raw, err := jsonValue("hooks", "object", value)
+		if err != nil {
+			return err
+		}
+		return e.update(ctx, id, agentapi.UpdateSetHooks, raw, nil)
 	default:
 		return fmt.Errorf("unknown setting %q", what)
 	}
 	return e.update(ctx, id, name, req, nil)
 }
 
-// setRemoteTools sends setRemoteTools with value, a JSON array of remote
-// tools or the path of a file holding one, as it is: the session names
-// any field it does not know.
-func (e *env) setRemoteTools(ctx context.Context, id, value string) error {
+// jsonValue is a setting's JSON value: value itself when it is a JSON
+// array or object (kind), else the file it names.
+func jsonValue(what, kind, value string) (json.RawMessage, error) {
 	raw := []byte(value)
-	if !strings.HasPrefix(strings.TrimSpace(value), "[") {
+	open := map[string]string{"array": "[", "object": "{"}[kind]
+	if !strings.HasPrefix(strings.TrimSpace(value), open) {
 		b, err := os.ReadFile(value)
 		if err != nil {
-			return fmt.Errorf("remote-tools: want a JSON array or a file holding one: %w", err)
+			return nil, fmt.Errorf("%s: want a JSON %s or a file holding one: %w", what, kind, err)
 		}
 		raw = b
 	}
 	if !json.Valid(raw) {
-		return errors.New("remote-tools: not valid JSON")
+		return nil, fmt.Errorf("%s: not valid JSON", what)
 	}
-	req := struct {
-		RemoteTools json.RawMessage `json:"remoteTools"`
-	}{raw}
-	return e.update(ctx, id, agentapi.UpdateSetRemoteTools, req, nil)
+	return raw, nil
 }
 
 // promptAndWatch prompts a session and follows the run to its agent_end.

@@ -25,7 +25,7 @@ func main() {
 	n := flag.Int("n", 20, "repetitions of the whole set")
 	load := flag.Int("load", 4*runtime.NumCPU(), "the load to keep: CPU burners make up what other processes leave")
 	parallel := flag.Int("parallel", 8, "scenarios in flight at once")
-	dir := flag.String("dir", "conformance/testdata", "the shared scenarios' directory; its extra/ holds the others")
+	dir := flag.String("dir", "conformance/testdata", "the shared scenarios' directory; its extra/ and typescript/ hold the others")
 	flag.Parse()
 	if err := run(*n, *load, *parallel, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "loadrun:", err)
@@ -35,7 +35,8 @@ func main() {
 
 func run(n, load, parallel int, dir string) error {
 	var cases []conformance.Case
-	for _, d := range []string{dir, filepath.Join(dir, "extra")} {
+	// typescript/'s scenarios with the Go remote worker (conformance.Run).
+	for _, d := range []string{dir, filepath.Join(dir, "extra"), filepath.Join(dir, "typescript")} {
 		cs, err := conformance.Cases(d)
 		if err != nil {
 			return err

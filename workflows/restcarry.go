@@ -1,0 +1,60 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-agents/agentloop/agentapi"
+)
+
+// maxRestExcerptBytes bounds the events a memo upsert carries: the Go SDK
+// logs a warning for every memo over 2 KB (its key and data; the default
+// of client.PayloadLimitOptions.MemoSizeWarning) and fails the workflow
+// task over the namespace's memo limit. Larger rests (a long answer, whose
+// text message_start and message_end both hold) are read with the Query,
+// as before.
+const maxRestExcerptBytes = 2<<10 - 64
+
+// restExcerptChange guards the memo upserts that carry the event log to a
+// watcher where the run rests (carryAtRest): histories recorded before it
+// have no such commands.
+const restExcerptChange = "log-excerpt-at-rest"
+
+// carryAtRest hands a watcher the log's new events through the history it
+// long-polls, where the run is about to rest with nothing scheduled that
+// could carry them: a tool call waiting for a person's approval, a
+// session's prompt ended. Without it the watcher asks the events Query (a
+// billable action) at each of those points, two per prompt of a session
+// with approvals. It does so only while someone watched the last model
+// turn (its worker read the watch lease), as the ModelTurn input does
+// (logExcerpt), and only when the events fit maxRestExcerptBytes; else
+// the watcher reads them with the Query as before.
+//
+// The carrier is a memo upsert, which Temporal Cloud does not bill (its
+// actions are starts, timers, search-attribute upserts, signals, Queries,
+// Updates, side effects, activities and heartbeats), followed in the same
+// workflow task by a second one that removes the field: the first's event
+// keeps the events in history for the watcher, and the memo, which every
+// list result carries, never holds them. Workflow code must not log
+// events after it in the same task: nothing would carry those (the
+// watcher sees the task's Update or Signal and reads with the Query).
+func (l *loop) carryAtRest(ctx workflow.Context) {
+	if !l.watched || l.events.last() <= l.carriedUpTo {
+		return
+	}
+	events := l.events.excerpt(l.carriedUpTo, maxRestExcerptBytes)
+	if events == nil {
+		return // too large: the watcher reads the log with the Query
+	}
+	if workflow.GetVersion(ctx, restExcerptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	if err := workflow.UpsertMemo(ctx, map[string]any{agentapi.MemoLogExcerpt: agentapi.LogExcerpt{Events: events}}); err != nil {
+		// The memo did not encode: nothing was recorded, and the watcher
+		// reads these events with the Query.
+		workflow.GetLogger(ctx).Warn("Log excerpt for watchers not recorded", "Error", err)
+		return
+	}
+	l.carriedUpTo = l.events.last()
+	// A nil value removes the field (its payload has no data).
+	_ = workflow.UpsertMemo(ctx, map[string]any{agentapi.MemoLogExcerpt: nil})
+}
