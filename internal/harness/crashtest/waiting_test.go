@@ -1,50 +1,29 @@
 package crashtest_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/internal/harness/crashtest"
+	"github.com/durable-agents/agentloop/internal/harness/logbuf"
 	"github.com/durable-agents/agentloop/starter/cli"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
-// syncBuffer is a bytes.Buffer the starter writes to while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// starter runs `starter run` for a run of id, as an operator would, and
-// returns its output (stdout and stderr) and its exit code once it ends.
-func (e *env) starter(id string) (*syncBuffer, <-chan int) {
+func (e *env) starter(id string) (*logbuf.Buffer, <-chan int) {
 	e.t.Helper()
 	in := e.input(crashtest.ModelReadOnly, crashtest.SlowReadTool)
 	b, err := json.Marshal(in)
 	require.NoError(e.t, err)
 	path := filepath.Join(e.dir, id+".json")
 	require.NoError(e.t, os.WriteFile(path, b, 0o600))
-	out := &syncBuffer{}
+	out := &logbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Main([]string{"-address", e.hostPort, "-store", filepath.Join(e.dir, "content"),
@@ -63,7 +42,7 @@ func (e *env) starter(id string) (*syncBuffer, <-chan int) {
 // command; run as given, the run ends on v2.
 func TestStarterSaysWhyARunWaits(t *testing.T) {
 	e := newEnv(t)
-	said := func(out *syncBuffer, what string) bool { return strings.Contains(out.String(), what) }
+	said := func(out *logbuf.Buffer, what string) bool { return strings.Contains(out.String(), what) }
 
 	began := time.Now()
 	out, code := e.starter("waits-1")
