@@ -96,7 +96,11 @@ type SubAgentApproval struct {
 // parent may have continued as new since it started the child, and its
 // new run holds no future of it (workflows/subagent_carry.go). Answer is
 // the final assistant message's text blocks alone, stored ones as stubs,
-// so the signal stays small whatever the child did.
+// so the signal stays small whatever the child did. Ended is when the
+// child ended, from the call's start by the child's clock: the parent
+// orders the call's end by it, as it orders a tool's end by the duration
+// the tool reports, and not by when it saw the end (much later when the
+// parent had no worker meanwhile). Zero from children that predate it.
 type SubAgentResult struct {
 	RunID        string           `json:"runId,omitempty"`
 	StopReason   agent.StopReason `json:"stopReason"`
@@ -104,6 +108,7 @@ type SubAgentResult struct {
 	Turns        int              `json:"turns"`
 	Usage        agent.Usage      `json:"usage"`
 	Answer       agent.Message    `json:"answer"`
+	Ended        time.Duration    `json:"ended,omitempty"`
 }
 
 // PausedBatch is a parallel tool batch handed over to the next workflow

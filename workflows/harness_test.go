@@ -96,14 +96,22 @@ func newHarnessRegistry(t *testing.T, c client.Client, st store.Blobs, script []
 // startWorker starts a worker on the harness's queue; stopWorker stops it.
 func (h *harness) startWorker() {
 	h.t.Helper()
+	h.stopWorker = h.startWorkerOn(h.queue)
+}
+
+// startWorkerOn starts a worker with the harness's activities on a queue
+// and returns what stops it.
+func (h *harness) startWorkerOn(queue string) func() {
+	h.t.Helper()
 	opts := workflows.WorkerOptions()
 	opts.MaxHeartbeatThrottleInterval = 50 * time.Millisecond
-	w, err := agentworker.New(agentworker.Options{Client: h.c, TaskQueue: h.queue, WorkerOptions: &opts, Activities: h.acts})
+	w, err := agentworker.New(agentworker.Options{Client: h.c, TaskQueue: queue, WorkerOptions: &opts, Activities: h.acts})
 	require.NoError(h.t, err)
 	require.NoError(h.t, w.Start())
 	var once sync.Once
-	h.stopWorker = func() { once.Do(w.Stop) }
-	h.t.Cleanup(h.stopWorker)
+	stop := func() { once.Do(w.Stop) }
+	h.t.Cleanup(stop)
+	return stop
 }
 
 // input is a run of the scripted model with the named tools.

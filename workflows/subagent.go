@@ -129,7 +129,7 @@ func (l *loop) startSubAgent(call agent.Content, pos int, args map[string]any) w
 	child := workflow.ExecuteChildWorkflow(cctx, agentapi.AgentLoopWorkflow, in)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		out := l.subAgentOutput(gctx, c, child)
-		out.Duration = workflow.Now(gctx).Sub(start)
+		out.Duration = c.took(workflow.Now(gctx))
 		l.childEnded(c)
 		set.Set(out, nil)
 	})

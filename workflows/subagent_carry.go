@@ -252,9 +252,22 @@ func (l *loop) takeResult(c *childCall) {
 	})
 }
 
+// took is how long a child's call ran: until the child ended by its own
+// clock when its result signal says (SubAgentResult.Ended), else until
+// now. A parent whose worker was down while its children ended sees their
+// ends only when a worker comes back: held as that late, they would wait
+// out the order window, and the batch could not pause meanwhile.
+func (c *childCall) took(now time.Time) time.Duration {
+	d := now.Sub(c.start)
+	if c.result != nil && c.result.Ended > 0 && c.result.Ended < d {
+		return c.result.Ended
+	}
+	return d
+}
+
 // endCarried sets a carried child's execute result.
 func (l *loop) endCarried(ctx workflow.Context, c *childCall, out activities.ExecuteOutput) {
-	out.Duration = workflow.Now(ctx).Sub(c.start)
+	out.Duration = c.took(workflow.Now(ctx))
 	l.childEnded(c)
 	c.carried.set.Set(out, nil)
 }
@@ -380,6 +393,6 @@ func (l *loop) sendResult(ctx workflow.Context) {
 	answer := agent.Message{Role: agent.RoleAssistant, Content: textBlocks(l.lastAssistant)}
 	l.sendParent(agentapi.SubAgentSignal{Result: &agentapi.SubAgentResult{
 		RunID: workflow.GetInfo(ctx).FirstRunID, StopReason: l.stopReason, ErrorMessage: l.errorMessage,
-		Turns: l.turn, Usage: l.usage, Answer: answer,
+		Turns: l.turn, Usage: l.usage, Answer: answer, Ended: workflow.Now(ctx).Sub(time.UnixMilli(l.parent.Start)),
 	}})
 }

@@ -575,33 +575,53 @@ func (e *env) saveHistory(id string) {
 	e.logf("saved history to %s", path)
 }
 
-// logHistory logs a run's events with their times when CRASHTEST_HISTORY is
-// set, for looking into a slow or failing test.
+// logHistory logs the events of every run of a workflow id (a parent
+// continued as new has several) with their times, timers' durations and
+// signals' payloads when CRASHTEST_HISTORY is set, for looking into a
+// slow or failing test.
 func (e *env) logHistory(id string) {
 	e.t.Helper()
 	if os.Getenv("CRASHTEST_HISTORY") == "" {
 		return
 	}
-	h := e.history(id)
 	var first time.Time
-	for _, ev := range h.GetEvents() {
-		at := ev.GetEventTime().AsTime()
-		if first.IsZero() {
-			first = at
+	for run, h := range e.chain(id) {
+		e.t.Logf("  %s run %d", id, run+1)
+		for _, ev := range h.GetEvents() {
+			at := ev.GetEventTime().AsTime()
+			if first.IsZero() {
+				first = at
+			}
+			detail := ""
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+				detail = a.GetActivityType().GetName()
+			}
+			if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
+				detail = a.GetIdentity()
+			}
+			if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
+				detail = a.GetCause().String()
+			}
+			if a := ev.GetWorkflowTaskTimedOutEventAttributes(); a != nil {
+				detail = a.GetTimeoutType().String()
+			}
+			if a := ev.GetTimerStartedEventAttributes(); a != nil {
+				detail = a.GetStartToFireTimeout().AsDuration().String()
+			}
+			if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil {
+				detail = a.GetSignalName()
+				if p := a.GetInput().GetPayloads(); len(p) > 0 {
+					detail += " " + clip(string(p[0].GetData()), 300)
+				}
+			}
+			e.t.Logf("  %s event %3d %6.2fs %s %s", id, ev.GetEventId(), at.Sub(first).Seconds(), ev.GetEventType(), detail)
 		}
-		detail := ""
-		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
-			detail = a.GetActivityType().GetName()
-		}
-		if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
-			detail = a.GetIdentity()
-		}
-		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
-			detail = a.GetCause().String()
-		}
-		if a := ev.GetWorkflowTaskTimedOutEventAttributes(); a != nil {
-			detail = a.GetTimeoutType().String()
-		}
-		e.t.Logf("  %s event %3d %6.2fs %s %s", id, ev.GetEventId(), at.Sub(first).Seconds(), ev.GetEventType(), detail)
 	}
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

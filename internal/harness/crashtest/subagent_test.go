@@ -38,12 +38,17 @@ import (
 // tool_execution_start and one tool_execution_end per call in pi's
 // parallel order, three children started, the approved command run once.
 //
-// The assertions read the parent's whole chain of runs (events by workflow
-// id, child starts over every run), so a parent made to continue as new
-// while its children run would be checked by the same lines; only the
-// waits on the parent's state, which read the latest run, would see the
-// new run.
+// It runs twice: as is, and with the parent made to continue as new
+// while its children run (continueAsNewAfterEvents), so that the kill
+// and the new worker meet a paused batch carried into a later run, whose
+// children's results come by signal. The assertions read the parent's
+// whole chain of runs (events by workflow id, child starts over every run).
 func TestSubAgentsSurviveTheirParentsWorkerKill(t *testing.T) {
+	t.Run("one run", func(t *testing.T) { subAgentsSurviveAKill(t, 0) })
+	t.Run("continued as new mid-batch", func(t *testing.T) { subAgentsSurviveAKill(t, 2) })
+}
+
+func subAgentsSurviveAKill(t *testing.T, continueAfterEvents int) {
 	e := newEnv(t)
 	m := newSubAgentModel(t)
 	childQueue := e.queue + "-children"
@@ -52,7 +57,7 @@ func TestSubAgentsSurviveTheirParentsWorkerKill(t *testing.T) {
 
 	id := "subagents"
 	childModel := &agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "child"}
-	e.start(id, agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{
+	run := e.start(id, agentapi.AgentLoopInput{LoopConfig: agent.LoopConfig{
 		Model:     agent.ModelRef{Provider: llm.OpenAICompatibleProviderName, ID: "parent"},
 		Workspace: e.ws,
 		// The children inherit these: their tools run on their own
@@ -64,7 +69,7 @@ func TestSubAgentsSurviveTheirParentsWorkerKill(t *testing.T) {
 			{Name: "steered", Description: "lists", TaskQueue: childQueue, Model: childModel, Tools: []string{"ls"}},
 			{Name: "plain", Description: "lists", TaskQueue: childQueue, Model: childModel, Tools: []string{"ls"}},
 		},
-	}, Prompt: "fan out"})
+	}, Prompt: "fan out", ContinueAsNewAfterEvents: continueAfterEvents})
 	approver, steered, plain := id+"/task-1-1-t1", id+"/task-1-2-t2", id+"/task-1-3-t3"
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -108,7 +113,9 @@ func TestSubAgentsSurviveTheirParentsWorkerKill(t *testing.T) {
 	// messages in call order.
 	var order []string
 	approvals := 0
-	for _, ev := range e.events(id) {
+	// Watch from the first run follows the chain (e.events reads the
+	// last run alone).
+	for _, ev := range testenv.Events(t, e.c, run) {
 		switch {
 		case ev.Type == agent.EventToolExecutionStart, ev.Type == agent.EventToolExecutionEnd:
 			order = append(order, string(ev.Type)+" "+ev.ToolCallID)
@@ -137,13 +144,23 @@ func TestSubAgentsSurviveTheirParentsWorkerKill(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, started, "no child started twice")
-	require.Equal(t, 3, completed)
+	if continueAfterEvents == 0 {
+		require.Equal(t, 3, completed)
+	} else {
+		// The batch was paused and carried: the children that ended after
+		// it sent their results by signal, not to the run that started
+		// them.
+		require.Greater(t, len(e.chain(id)), 1, "the parent continued as new")
+		require.Less(t, completed, 3, "a child ended after the roll-over")
+	}
 	for _, child := range []string{approver, steered, plain} {
 		d, err := e.c.DescribeWorkflow(ctx, child, "")
 		require.NoError(t, err)
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, d.RawResponse.GetWorkflowExecutionInfo().GetStatus(), child)
 	}
-	e.saveHistory(id)
+	if continueAfterEvents == 0 {
+		e.saveHistory(id)
+	}
 }
 
 const steerText = "also look at the docs"
