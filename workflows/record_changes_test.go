@@ -218,9 +218,9 @@ func TestWatchedSessionCarriesLogInMemo(t *testing.T) {
 	for i := 1; i < len(carried); i++ {
 		require.Greater(t, carried[i], carried[i-1], "carried events in log order, never twice")
 	}
-	d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+	d, err := c.DescribeWorkflow(context.Background(), id, "")
 	require.NoError(t, err)
-	memo := d.GetWorkflowExecutionInfo().GetMemo().GetFields()
+	memo := d.RawResponse.GetWorkflowExecutionInfo().GetMemo().GetFields()
 	require.NotContains(t, memo, agentapi.MemoLogExcerpt, "the memo keeps no excerpt")
 	require.Contains(t, memo, agentapi.MemoTitle)
 }
