@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
@@ -195,6 +196,13 @@ func TestFastStreamHeartbeats(t *testing.T) {
 			// At most 4 a second for as long as the turn streamed: 5 s
 			// idle, longer on a loaded machine, where 25 was once exceeded.
 			require.LessOrEqual(t, beats, 4*streamed.Seconds()+1, "a watched stream heartbeats at most 4 times a second (streamed for %v)", streamed)
+			// The watcher reads each heartbeat just after it is due (issue
+			// 29): 4 reads a second and the few that find a heartbeat late,
+			// where it read every 50 ms (15-20 a second) before.
+			require.Equal(t, activities.StreamInterval, agentclient.LiveBeatInterval)
+			describes := used["DescribeWorkflowExecution"]
+			t.Logf("%s: %v Describe reads in %v, %.1f a second", name, describes, streamed, describes/streamed.Seconds())
+			require.LessOrEqual(t, describes, 6*streamed.Seconds()+5, "a watched stream reads Describe at its heartbeats' pace (streamed for %v)", streamed)
 			// The deltas after the last heartbeat come with the result, not
 			// in a heartbeat of their own: a quarter second's worth on an
 			// idle machine (under 600 bytes), more where a loaded one

@@ -256,6 +256,9 @@ type watcher struct {
 	// pace is the wait between live reads: short while they bring
 	// something, longer while they do not.
 	pace livePace
+	// beats phase-locks the reads of a streaming model turn to its
+	// heartbeats.
+	beats beatClock
 }
 
 // runningTool is a running call and the last live partial result
@@ -275,7 +278,7 @@ func (w *watcher) durable(e agent.Event) {
 		w.turn++
 	case agent.EventMessageStart:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
-			w.streaming, w.model = true, liveModel{}
+			w.streaming, w.model, w.beats = true, liveModel{}, beatClock{}
 			w.pace = newPace() // the first deltas show soon
 		}
 	case agent.EventMessageEnd:
@@ -323,13 +326,14 @@ func (w *watcher) prime(ctx context.Context, c client.Client, workflowID, runID 
 	return nil
 }
 
-// liveWait is the wait before the next live read: LivePollInterval while a
-// model turn streams (its deltas come every 250 ms and are due on screen
-// within 300 ms, see bench stream), and the pace of what the reads bring
-// while only tools run (a tool may run silently for minutes).
+// liveWait is the wait before the next live read: just after the next
+// heartbeat is due while a model turn streams (its deltas come every 250 ms
+// and are due on screen within 300 ms, see bench stream), LivePollInterval
+// while none is, and the pace of what the reads bring while only tools run
+// (a tool may run silently for minutes).
 func (w *watcher) liveWait() time.Duration {
 	if w.streaming {
-		return LivePollInterval
+		return w.beats.wait(time.Now())
 	}
 	return w.pace.next()
 }
@@ -349,6 +353,7 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 		deliver(e)
 	}
 	defer func() { w.pace.read(brought) }()
+	var beat time.Time // the streaming turn's last heartbeat, server time
 	for _, pa := range desc.RawResponse.GetPendingActivities() {
 		if pa.GetHeartbeatDetails() == nil {
 			continue
@@ -359,12 +364,18 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 			if !w.streaming || w.dc.FromPayloads(pa.GetHeartbeatDetails(), &p) != nil || p.Turn != w.turn {
 				continue
 			}
+			if at := pa.GetLastHeartbeatTime(); at != nil {
+				beat = at.AsTime()
+			}
 			for _, e := range w.model.beat(p) {
 				fn(e)
 			}
 		case "ExecuteToolCall":
 			w.liveTool(pa.GetActivityId(), pa.GetHeartbeatDetails(), fn)
 		}
+	}
+	if w.streaming {
+		w.beats.saw(beat, time.Now())
 	}
 	return nil
 }

@@ -47,3 +47,57 @@ func (p *livePace) read(brought bool) {
 		p.wait = min(max(p.wait, LivePollInterval)*2, max(LivePollMax, LivePollInterval))
 	}
 }
+
+// LiveBeatInterval is the heartbeat interval of a watched streaming model
+// turn (activities.StreamInterval, which this package cannot import): while
+// the model sends deltas, the worker heartbeats once per interval.
+var LiveBeatInterval = 250 * time.Millisecond
+
+// LiveBeatMargin is how long after a heartbeat is due Watch reads it: the
+// slack for the worker's timer and its RPC to the server.
+var LiveBeatMargin = 25 * time.Millisecond
+
+// beatClock phase-locks the live reads of a streaming model turn to its
+// heartbeats. Reading every LivePollInterval (20 a second) showed each
+// delta at most 50 ms after its heartbeat; a read just after each
+// heartbeat is due (about 4 a second) shows it about as soon. The server
+// says when the last heartbeat came (PendingActivityInfo.LastHeartbeatTime,
+// server time): the next comes LiveBeatInterval later while the model
+// streams. A read that finds no new heartbeat (the model paused, a
+// heartbeat came late) goes back to LivePollInterval until one comes.
+type beatClock struct {
+	last time.Time // server time of the last heartbeat seen
+	// lag is the least (local time a read returned - server time of the
+	// new heartbeat it saw): the clocks' offset plus the shortest delay
+	// from a heartbeat to a read, so that server times map to local ones
+	// even where the clocks differ.
+	lag   time.Duration
+	known bool
+	due   time.Time // local time of the next read; zero: LivePollInterval
+}
+
+// saw records what a read that returned at now found: the server time of
+// the model turn's last heartbeat (zero: none).
+func (b *beatClock) saw(beat, now time.Time) {
+	if beat.IsZero() || !beat.After(b.last) {
+		if !now.Before(b.due) {
+			b.due = time.Time{} // the heartbeat is late: read fast until it comes
+		}
+		return
+	}
+	b.last = beat
+	if lag := now.Sub(beat); !b.known || lag < b.lag {
+		b.lag, b.known = lag, true
+	}
+	b.due = beat.Add(b.lag + LiveBeatInterval + LiveBeatMargin)
+}
+
+// wait is the wait at now before the next read: until the next heartbeat
+// is due and LiveBeatMargin more, never longer than one interval and the
+// margin, nor shorter than LivePollInterval while no heartbeat is due.
+func (b *beatClock) wait(now time.Time) time.Duration {
+	if b.due.IsZero() {
+		return LivePollInterval
+	}
+	return min(max(b.due.Sub(now), 0), LiveBeatInterval+LiveBeatMargin)
+}
