@@ -342,6 +342,7 @@ func (w *watcher) liveWait() time.Duration {
 // and of the running tools bring that was not delivered yet, and paces the
 // next read by whether there was any.
 func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, runID string, fn func(agent.Event)) error {
+	start := time.Now()
 	desc, err := c.DescribeWorkflow(ctx, workflowID, runID)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", workflowID, err)
@@ -375,7 +376,7 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 		}
 	}
 	if w.streaming {
-		w.beats.saw(beat, time.Now())
+		w.beats.saw(beat, start, time.Now())
 	}
 	return nil
 }

@@ -59,42 +59,67 @@ var LiveBeatMargin = 25 * time.Millisecond
 
 // beatClock phase-locks the live reads of a streaming model turn to its
 // heartbeats. Reading every LivePollInterval (20 a second) showed each
-// delta at most 50 ms after its heartbeat; a read just after each
-// heartbeat is due (about 4 a second) shows it about as soon. The server
-// says when the last heartbeat came (PendingActivityInfo.LastHeartbeatTime,
-// server time): the next comes LiveBeatInterval later while the model
-// streams. A read that finds no new heartbeat (the model paused, a
-// heartbeat came late) goes back to LivePollInterval until one comes.
+// delta up to 50 ms after its heartbeat; a read just after each heartbeat
+// is due (about 4 a second) shows it as soon. The server says when the
+// last heartbeat came (PendingActivityInfo.LastHeartbeatTime, server time):
+// the next comes LiveBeatInterval later while the model streams. A read
+// that finds no new heartbeat (the model paused, a heartbeat came late)
+// goes back to LivePollInterval until one comes.
+//
+// Server times map to local ones by the clocks' offset, taken as zero (as
+// NTP keeps them) unless the reads prove otherwise: a read that saw a
+// heartbeat returned after it (offset <= its return - the heartbeat's
+// time), and one that missed it started before it (offset > its start -
+// the time of the heartbeat seen next). Reads aimed early by a wrong
+// offset miss and fall back to the fast pace, which moves the bound.
 type beatClock struct {
-	last time.Time // server time of the last heartbeat seen
-	// lag is the least (local time a read returned - server time of the
-	// new heartbeat it saw): the clocks' offset plus the shortest delay
-	// from a heartbeat to a read, so that server times map to local ones
-	// even where the clocks differ.
-	lag   time.Duration
-	known bool
-	due   time.Time // local time of the next read; zero: LivePollInterval
+	last   time.Time // server time of the last heartbeat seen
+	missed time.Time // local start of the last read that found none new since
+	// lo and hi bound the clocks' offset (local - server), once known.
+	lo, hi           time.Duration
+	loKnown, hiKnown bool
+	due              time.Time // local time of the next read; zero: LivePollInterval
 }
 
-// saw records what a read that returned at now found: the server time of
-// the model turn's last heartbeat (zero: none).
-func (b *beatClock) saw(beat, now time.Time) {
+// saw records what a read that started at start and returned at end found:
+// the server time of the model turn's last heartbeat (zero: none).
+func (b *beatClock) saw(beat, start, end time.Time) {
 	if beat.IsZero() || !beat.After(b.last) {
-		if !now.Before(b.due) {
+		b.missed = start
+		if !end.Before(b.due) {
 			b.due = time.Time{} // the heartbeat is late: read fast until it comes
 		}
 		return
 	}
-	b.last = beat
-	if lag := now.Sub(beat); !b.known || lag < b.lag {
-		b.lag, b.known = lag, true
+	if !b.missed.IsZero() {
+		if lo := b.missed.Sub(beat); !b.loKnown || lo > b.lo {
+			b.lo, b.loKnown = lo, true
+		}
+		b.missed = time.Time{}
 	}
-	b.due = beat.Add(b.lag + LiveBeatInterval + LiveBeatMargin)
+	if hi := end.Sub(beat); !b.hiKnown || hi < b.hi {
+		b.hi, b.hiKnown = hi, true
+	}
+	b.last = beat
+	b.due = beat.Add(b.offset() + LiveBeatInterval + LiveBeatMargin)
+}
+
+// offset is the clocks' offset: zero, or the nearest bound that excludes
+// zero.
+func (b *beatClock) offset() time.Duration {
+	var off time.Duration
+	if b.loKnown && off < b.lo {
+		off = b.lo
+	}
+	if b.hiKnown && off > b.hi {
+		off = b.hi
+	}
+	return off
 }
 
 // wait is the wait at now before the next read: until the next heartbeat
 // is due and LiveBeatMargin more, never longer than one interval and the
-// margin, nor shorter than LivePollInterval while no heartbeat is due.
+// margin, and LivePollInterval while no heartbeat is due.
 func (b *beatClock) wait(now time.Time) time.Duration {
 	if b.due.IsZero() {
 		return LivePollInterval
