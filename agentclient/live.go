@@ -15,9 +15,10 @@ import (
 )
 
 // LivePollInterval is the shortest wait between two reads of the live
-// stream of a model turn and the live progress of running tools
-// (DescribeWorkflowExecution, which the server answers alone and does not
-// bill); reads that bring nothing lengthen it up to LivePollMax.
+// progress of running tools (DescribeWorkflowExecution, which the server
+// answers alone and does not bill), and the wait between two reads of a
+// streaming model turn while its next heartbeat is not known to be due
+// (beatClock); reads that bring nothing lengthen it up to LivePollMax.
 var LivePollInterval = 50 * time.Millisecond
 
 // WatchOptions configure Watch.

@@ -4,8 +4,8 @@ import "time"
 
 // LivePollMax is the longest Watch waits between two reads of the running
 // tools' partial results (DescribeWorkflowExecution) while no model turn
-// streams (a streaming turn is read every LivePollInterval: its deltas
-// are due on screen within 300 ms). Reads come every LivePollInterval
+// streams (a streaming turn is read at its heartbeats' pace, beatClock:
+// its deltas are due on screen within 300 ms). Reads come every LivePollInterval
 // while they bring something, and for LiveQuiet after the last that did (a
 // tool with output heartbeats every 100 ms); after that each read that
 // brings nothing doubles the wait, up to LivePollMax. So a tool that runs

@@ -34,7 +34,7 @@ func benchStream(ctx context.Context, args []string) error {
 	}
 	defer e.close()
 	fmt.Printf("machine: %s\n", machine())
-	fmt.Printf("stream: %d deltas of 16 characters, one per %v, %d runs per mechanism; client polls every %v\n\n",
+	fmt.Printf("stream: %d deltas of 16 characters, one per %v, %d runs per mechanism; client reads just after each heartbeat, every %v while one is late\n\n",
 		streamChunks, streamDelay, *runs, agentclient.LivePollInterval)
 
 	var hb, sig []time.Duration
