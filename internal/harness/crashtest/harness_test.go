@@ -570,7 +570,8 @@ func (e *env) saveHistory(id string) {
 	if dir == "" {
 		return
 	}
-	path := filepath.Join(dir, e.t.Name()+"-"+id+".json")
+	// A subtest's name holds a slash; the file stays in dir.
+	path := filepath.Join(dir, strings.ReplaceAll(e.t.Name()+"-"+id, "/", "-")+".json")
 	require.NoError(e.t, testenv.SaveHistory(context.Background(), e.c, id, "", path))
 	e.logf("saved history to %s", path)
 }
