@@ -41,16 +41,7 @@ func (l *loop) adoptInput(ctx workflow.Context, lists ...*[]agent.Message) (adop
 	if workflow.GetVersion(ctx, adoptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return false, nil
 	}
-	actx := workflow.WithActivityOptions(l.baseCtx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		Summary:             fmt.Sprintf("copy %d blobs of other runs into this run's scope", len(refs)),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			MaximumInterval:        time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrContentMissing, activities.ErrContentCorrupt},
-		},
-	})
-	f := workflow.ExecuteActivity(actx, a.AdoptContent, activities.AdoptInput{Refs: refs, StoreID: l.storeID})
+	f := l.adoptContent(fmt.Sprintf("copy %d blobs of other runs into this run's scope", len(refs)), refs)
 	l.wait(ctx, f)
 	if err := f.Get(ctx, nil); err != nil {
 		var appErr *temporal.ApplicationError
@@ -63,6 +54,21 @@ func (l *loop) adoptInput(ctx workflow.Context, lists ...*[]agent.Message) (adop
 		*ms = ownStubs(own, refs, *ms)
 	}
 	return true, nil
+}
+
+// adoptContent starts the AdoptContent activity that copies refs into this
+// run's scope; summary says whose blobs they are.
+func (l *loop) adoptContent(summary string, refs []agent.BlobRef) workflow.Future {
+	actx := workflow.WithActivityOptions(l.baseCtx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			MaximumInterval:        time.Minute,
+			NonRetryableErrorTypes: []string{activities.ErrContentMissing, activities.ErrContentCorrupt},
+		},
+	})
+	return workflow.ExecuteActivity(actx, a.AdoptContent, activities.AdoptInput{Refs: refs, StoreID: l.storeID})
 }
 
 // replaceContext makes ms, the input's messages with their stubs adopted,

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -244,7 +243,7 @@ func (l *loop) childAnswer(ctx workflow.Context, c *childCall, res agentapi.Agen
 	if refs := foreignRefs(workflow.GetInfo(ctx).WorkflowExecution.ID, []agent.Message{final}); len(refs) > 0 {
 		// The answer's large blocks are stored in the child's scope, swept
 		// with the child: the parent keeps copies of its own (adopt.go).
-		if err := l.adoptRefs(ctx, refs); err != nil {
+		if err := l.adoptContent(fmt.Sprintf("copy %d blobs of a sub-agent's answer into this run's scope", len(refs)), refs).Get(ctx, nil); err != nil {
 			return errorOutput(fmt.Sprintf("Sub-agent %s answered, but its answer could not be kept: %s", name, failureText(err)), details)
 		}
 		final = ownStubs(workflow.GetInfo(ctx).WorkflowExecution.ID, refs, []agent.Message{final})[0]
@@ -291,20 +290,6 @@ func (l *loop) adoptParent(p *agentapi.ParentCall) {
 // allowedTools are the tools a person allowed "always" here, sorted.
 func (l *loop) allowedTools() []string {
 	return slices.Sorted(maps.Keys(l.allowed))
-}
-
-// adoptRefs copies blobs of another scope into this run's (AdoptContent).
-func (l *loop) adoptRefs(ctx workflow.Context, refs []agent.BlobRef) error {
-	actx := workflow.WithActivityOptions(l.baseCtx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		Summary:             fmt.Sprintf("copy %d blobs of a sub-agent's answer into this run's scope", len(refs)),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			MaximumInterval:        time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrContentMissing, activities.ErrContentCorrupt},
-		},
-	})
-	return workflow.ExecuteActivity(actx, a.AdoptContent, activities.AdoptInput{Refs: refs, StoreID: l.storeID}).Get(ctx, nil)
 }
 
 // finalAnswer is the child's last assistant message.
