@@ -225,9 +225,15 @@ func (l *loop) subAgentOutput(ctx workflow.Context, c *childCall, child workflow
 		err = nil
 	}
 	if err != nil {
-		return errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", name, id, childFailure(err)), details)
+		return c.noAnswer(childFailure(err), details)
 	}
 	return l.childAnswer(ctx, c, res, details)
+}
+
+// noAnswer is the call's error result for a child that ended without an
+// answer, why saying how ("it was terminated").
+func (c *childCall) noAnswer(why string, details subAgentDetails) activities.ExecuteOutput {
+	return errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", c.agent, c.workflowID, why), details)
 }
 
 // childAnswer makes a child's result its call's: the final answer's text,

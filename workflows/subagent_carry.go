@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -356,7 +355,7 @@ func (l *loop) closedChildren(ctx workflow.Context, out activities.DescribeChild
 		}
 		c.ended = true
 		details := subAgentDetails{Agent: c.agent, WorkflowID: c.workflowID, RunID: c.runID}
-		l.endCarried(ctx, c, errorOutput(fmt.Sprintf("Sub-agent %s (workflow %s) ended without an answer: %s", c.agent, c.workflowID, why), details))
+		l.endCarried(ctx, c, c.noAnswer(why, details))
 	}
 }
 

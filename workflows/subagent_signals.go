@@ -324,7 +324,7 @@ func (l *loop) forwardApproval(ap agentapi.SubAgentApproval, r agentapi.ApproveR
 		return
 	}
 	for _, other := range l.childApprovals {
-		if other.ToolName == ap.ToolName && other != nil && !(other.WorkflowID == ap.WorkflowID && other.ToolCallID == ap.ToolCallID) {
+		if other.ToolName == ap.ToolName && !(other.WorkflowID == ap.WorkflowID && other.ToolCallID == ap.ToolCallID) {
 			o := r
 			o.ToolCallID, o.Position = other.ToolCallID, other.Position
 			workflow.SignalExternalWorkflow(l.baseCtx, other.WorkflowID, "", agentapi.SignalApprove, o)
