@@ -33,7 +33,9 @@ var spaceIdle = 2 * time.Minute // a variable for tests
 //     bwrap's namespace, and nothing the worker mounts goes back. A
 //     workspace is entered again only while its path still names the
 //     directory that was mounted, with the same owner (device, inode,
-//     uid and gid, compared at each call); a workspace removed and made
+//     uid and gid, compared at each call, and the mounted directories
+//     still linked: a file system may give a directory made again the
+//     inode of the removed one); a workspace removed and made
 //     again, moved, or given another owner gets a new namespace, and so
 //     does any change of its read-only set. Mounts made inside a
 //     workspace after its namespace was built appear once it is rebuilt
@@ -53,7 +55,55 @@ type spaces struct {
 type space struct {
 	ns   *os.File
 	dirs []dirID // the workspace's, then each read-only directory's, as mounted
+	// held are the mounted directories, opened O_PATH: one removed has no
+	// link left, whatever inode a directory made again at its path has.
+	held []*os.File
 	used time.Time
+}
+
+// current says whether the namespace still holds what ids name: the same
+// directories, none of them removed since.
+func (k *space) current(ids []dirID) bool {
+	if !slices.Equal(k.dirs, ids) || len(k.held) != len(ids) {
+		return false
+	}
+	for _, f := range k.held {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Nlink == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// release closes the namespace's descriptors; the kernel unmounts it once
+// no bwrap started from it runs.
+func (k *space) release() {
+	k.ns.Close()
+	for _, f := range k.held {
+		f.Close()
+	}
+}
+
+// holdDirs opens dirs O_PATH and checks that they are what was mounted;
+// nil when one is not (it changed under the mount: not kept then).
+func holdDirs(dirs []string, mounted []dirID) []*os.File {
+	var held []*os.File
+	for i, dir := range dirs {
+		f, err := os.OpenFile(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		var st unix.Stat_t
+		if err == nil {
+			held = append(held, f)
+			err = unix.Fstat(int(f.Fd()), &st)
+		}
+		if err != nil || i >= len(mounted) || idOf(&st) != mounted[i] {
+			for _, f := range held {
+				f.Close()
+			}
+			return nil
+		}
+	}
+	return held
 }
 
 // dirID is what a mounted directory is: its device and inode, and its
@@ -90,25 +140,32 @@ func (m *idmap) enter(ws string, readOnly []string) error {
 		return err
 	}
 	if kept := sp.byKey[key]; kept != nil {
-		if slices.Equal(kept.dirs, ids) {
+		if kept.current(ids) {
 			kept.used = time.Now()
 			return join(kept.ns)
 		}
-		kept.ns.Close()
+		kept.release()
 		delete(sp.byKey, key)
 	}
 	mounted, err := m.mount(ws, readOnly)
 	if err != nil {
 		return err
 	}
+	held := holdDirs(dirs, mounted)
+	if held == nil {
+		return nil // mounted for this call alone
+	}
 	ns, err := os.Open("/proc/thread-self/ns/mnt")
 	if err != nil {
+		for _, f := range held {
+			f.Close()
+		}
 		return fmt.Errorf("sandbox: the workspace's mount namespace: %w", err)
 	}
 	if sp.byKey == nil {
 		sp.byKey = map[string]*space{}
 	}
-	sp.byKey[key] = &space{ns: ns, dirs: mounted, used: time.Now()}
+	sp.byKey[key] = &space{ns: ns, dirs: mounted, held: held, used: time.Now()}
 	if sp.timer == nil {
 		sp.timer = time.AfterFunc(spaceIdle, m.sweep)
 	}
@@ -138,7 +195,7 @@ func (m *idmap) sweep() {
 	var next time.Time
 	for key, kept := range sp.byKey {
 		if time.Since(kept.used) >= spaceIdle {
-			kept.ns.Close()
+			kept.release()
 			delete(sp.byKey, key)
 		} else if next.IsZero() || kept.used.Before(next) {
 			next = kept.used
@@ -159,7 +216,7 @@ func (m *idmap) drop(ws string) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if kept := sp.byKey[ws]; kept != nil {
-		kept.ns.Close()
+		kept.release()
 		delete(sp.byKey, ws)
 	}
 }
@@ -175,7 +232,7 @@ func (m *idmap) close() {
 		sp.timer = nil
 	}
 	for key, kept := range sp.byKey {
-		kept.ns.Close()
+		kept.release()
 		delete(sp.byKey, key)
 	}
 }

@@ -156,3 +156,41 @@ func TestIdmappedWorkspaceLetGoWhenIdle(t *testing.T) {
 	out, _ := run(t, s, ws, `echo again`, false)
 	wantIn(t, out, "again")
 }
+
+// A file system may give a workspace made again the inode of the removed
+// one, so that its device, inode and owner are those the kept namespace
+// recorded: the removed directory, which that namespace still mounts, has
+// no link left, and the call gets a new namespace.
+func TestIdmappedWorkspaceMadeAgainWithTheSameIdentity(t *testing.T) {
+	s := rootBwrap(t)
+	ws := t.TempDir()
+	run(t, s, ws, `true`, false)
+	first, _ := keptNS(t, s, ws)
+	if first == nil {
+		t.Fatal("no namespace kept after the first call")
+	}
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "new"), []byte("fresh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What inode reuse would show: the new directory's identity is the
+	// one recorded.
+	var st unix.Stat_t
+	if err := unix.Stat(ws, &st); err != nil {
+		t.Fatal(err)
+	}
+	s.idmap.spaces.mu.Lock()
+	first.dirs[0] = idOf(&st)
+	s.idmap.spaces.mu.Unlock()
+
+	out, _ := run(t, s, ws, `cat new`, false)
+	wantIn(t, out, "fresh")
+	if again, _ := keptNS(t, s, ws); again == nil || again == first {
+		t.Fatal("the namespace of the removed workspace was entered again; want a new one")
+	}
+}
