@@ -40,7 +40,7 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 			}
 			t.Logf("%d reads, lags %v", reads, lags)
 			if len(lags) < 39 || reads > 45 {
-				t.Errorf("%d reads saw %d of the 40 heartbeats", reads, len(lags))
+				t.Fatalf("%d reads saw %d of the 40 heartbeats", reads, len(lags))
 			}
 			bound := LiveBeatMargin + 2*rpc
 			if offset < 0 {

@@ -42,9 +42,12 @@ var asUser sync.Mutex
 // ptrace it (ptrace wants the tracer to hold every capability of the
 // tracee). The ids are changed by raw system calls, for this thread
 // alone: Go's Setresuid would change every thread of the worker. While
-// it holds u's ids, a process of u could signal this thread alone
-// (tgkill); the sandbox's own processes, u's only ones in the worker's
-// user, cannot, as they live in pid namespaces of their own.
+// it holds u's ids (microseconds), a process of u could signal this
+// thread (tgkill), and a SIGKILL or SIGSTOP acts on the whole worker: a
+// denial of service open to other processes of u on the host, none to the
+// sandbox's own, which live in pid namespaces of their own. With
+// -sandbox-user naming a host account that runs other processes, give the
+// worker CAP_SYS_RESOURCE (limitsDirect) to close it.
 func setLimitsAs(l Limits, pid int, u *syscall.Credential) error {
 	asUser.Lock()
 	defer asUser.Unlock()
