@@ -52,7 +52,7 @@ func (s *Sandbox) useBwrap() error {
 		s.limitsBy = limitsAsUser
 	}
 	err = s.probe()
-	if errors.Is(err, syscall.EPERM) && s.runAs != nil {
+	if errors.Is(err, syscall.EPERM) && s.limitsBy == limitsAsUser {
 		// Nor may it take another user's ids (CAP_SETPCAP): prlimit(1)
 		// sets them inside.
 		s.limitsBy = limitsInside
