@@ -99,6 +99,15 @@ func TestDeployNewVersion(t *testing.T) {
 		return false
 	})
 
+	// The session's first prompt ends on v1 before the deploy: a workflow
+	// task of it on v2 would move it then, not at the next prompt.
+	e.waitFor("the session's first run ended on v1", reachTimeout, func() bool {
+		return countEvents(e.events(s), agent.EventAgentEnd, "") == 1
+	})
+	first, err := e.c.DescribeWorkflow(ctx, s, "")
+	require.NoError(t, err)
+	firstRun := first.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+
 	v2 := e.startWorker("v2", "-build-id", "v2", "-variant", crashtest.VariantUnguarded, "-slow-read-timeout", "30s")
 	e.cli("worker", "deployment", "set-current-version", "--deployment-name", workflows.DeploymentName, "--build-id", "v2", "--yes")
 	d, err := e.c.DescribeWorkflow(ctx, a, "")
@@ -133,9 +142,6 @@ func TestDeployNewVersion(t *testing.T) {
 	}
 
 	// The session's next prompt moves it to v2.
-	first, err := e.c.DescribeWorkflow(ctx, s, "")
-	require.NoError(t, err)
-	firstRun := first.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	update(t, e, s, "prompt-2", agentapi.UpdatePrompt, agentapi.PromptRequest{Text: "read again"}, &st)
 	require.Equal(t, 2, st.Run)
 	var now *historypb.History
