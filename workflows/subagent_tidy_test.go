@@ -132,6 +132,12 @@ func recordSubAgentPauseTimers(t *testing.T) (client.Client, string) {
 	hs := newHolds("beta", "gamma")
 	h := recording(t, []llm.ScriptedResponse{threeTasks(), answer(text("All three answered."))}, hs.tool())
 	run := h.startHoldingEvery(hs, "1h")
+	// Beta's answer comes once the resumed run's check waits (its first
+	// workflow task made the timer): its pause is the one looked at.
+	require.Eventually(t, func() bool {
+		hist, err := testenv.History(context.Background(), h.c, run.GetID(), "")
+		return err == nil && hourTimer(hist)
+	}, settleTimeout, 20*time.Millisecond, "the resumed run started no check timer")
 	res := h.twoSeams(hs, run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 
