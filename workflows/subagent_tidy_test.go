@@ -190,3 +190,44 @@ func lastTask(hist *historypb.History) []enumspb.EventType {
 	}
 	return out
 }
+
+// TestSubAgentResumedAbortAsksNoChildAgain: a run whose carry says the run
+// before it was aborted as it handed over (PausedBatch.Aborted), having
+// asked its children to stop, asks none of them again; the carry of a
+// batch from before subAgentTidyVersion (not tidy) asks each once more,
+// as those runs did. An abort at the hand-over needs an Update handler
+// still running when the batch pauses, which no test can time, so the
+// carry is written here; its children are ids no workflow has, whose
+// calls the status check ends.
+func TestSubAgentResumedAbortAsksNoChildAgain(t *testing.T) {
+	for _, tidy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tidy=%v", tidy), func(t *testing.T) {
+			h := newHarness(t, nil)
+			in := h.holdInput(false)
+			msg := agent.Message{Role: agent.RoleAssistant, Content: threeTasks().Content, StopReason: agent.StopReasonToolUse}
+			batch := &agentapi.PausedBatch{Start: time.Now().UnixMilli(), Done: make([]*agentapi.DoneCall, 3),
+				Aborted: "stop", Tidy: tidy}
+			gone := "gone-" + testenv.Suffix()
+			for i := range 3 {
+				batch.Children = append(batch.Children, agentapi.CarriedChild{Index: i, Agent: "helper",
+					WorkflowID: fmt.Sprintf("%s/task-1-%d-t%d", gone, i+1, i+1), Start: batch.Start, Cancelled: true})
+			}
+			in.Prompt = ""
+			in.Carry = &agentapi.Carry{Turn: 1, LastAssistant: &msg, Messages: []agent.Message{agent.UserText("split the work", 0), msg},
+				Run: &agentapi.PausedRun{Batch: batch}}
+			run := h.start(in)
+			res := h.result(run)
+			require.Equal(t, agent.StopReasonAborted, res.StopReason, res.ErrorMessage)
+
+			counts, _ := cancelRequests(t, h.c, run.GetID(), []string{run.GetRunID()})
+			if tidy {
+				require.Empty(t, counts, "children the previous run asked were asked again")
+				return
+			}
+			require.Len(t, counts, 3)
+			for child, n := range counts {
+				require.Equal(t, 1, n, child)
+			}
+		})
+	}
+}
