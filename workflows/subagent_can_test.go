@@ -58,11 +58,7 @@ func (h *holds) next(t *testing.T) string {
 
 func (h *holds) tool() tools.FuncTool {
 	return tool("hold", func(ctx context.Context, c tools.Call) (agent.ToolResult, error) {
-		who, _ := c.Args["who"].(string)
-		h.mu.Lock()
-		gate := h.gates[who]
-		h.mu.Unlock()
-		h.entered <- who
+		who, gate := h.enter(c)
 		if gate == nil {
 			return agent.TextResult("held " + who), nil
 		}
@@ -74,6 +70,17 @@ func (h *holds) tool() tools.FuncTool {
 			return agent.ToolResult{}, ctx.Err()
 		}
 	})
+}
+
+// enter reports a call of hold entered: whose it is, and its gate (nil
+// when the test holds it not).
+func (h *holds) enter(c tools.Call) (string, chan struct{}) {
+	who, _ := c.Args["who"].(string)
+	h.mu.Lock()
+	gate := h.gates[who]
+	h.mu.Unlock()
+	h.entered <- who
+	return who, gate
 }
 
 // holdScript is a child's model: its first turn calls hold with its

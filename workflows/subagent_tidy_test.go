@@ -37,11 +37,7 @@ func (h *holds) stubbornTool(t *testing.T) tools.FuncTool {
 		}
 	})
 	return tool("hold", func(ctx context.Context, c tools.Call) (agent.ToolResult, error) {
-		who, _ := c.Args["who"].(string)
-		h.mu.Lock()
-		gate := h.gates[who]
-		h.mu.Unlock()
-		h.entered <- who
+		who, gate := h.enter(c)
 		<-gate
 		return agent.TextResult("held " + who), nil
 	})
