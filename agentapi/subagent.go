@@ -128,6 +128,12 @@ type PausedBatch struct {
 	// Aborted is the reason of an abort that came while the run handed
 	// over: the next run is aborted too.
 	Aborted string `json:"aborted,omitempty"`
+	// Tidy says the batch's children were started at version 2 of the
+	// subagent-continue-mid-batch marker, whose runs ask each child to
+	// stop once over the whole batch and leave their timers to the
+	// continue-as-new; batches recorded before it did neither, and their
+	// resumed runs keep to that.
+	Tidy bool `json:"tidy,omitempty"`
 }
 
 // DoneCall is an ended call's finalized result.
@@ -153,6 +159,9 @@ type CarriedChild struct {
 	// stopped it ("" when it did not).
 	Counted agent.Usage `json:"counted"`
 	Stopped string      `json:"stopped,omitempty"`
+	// Cancelled says a run of the parent has asked it to stop (an abort
+	// or the budget): no later run asks again (PausedBatch.Tidy).
+	Cancelled bool `json:"cancelled,omitempty"`
 	// Result is the child's result when it arrived as the run handed over.
 	Result *SubAgentResult `json:"result,omitempty"`
 	// Approvals are the child's calls waiting for a person.

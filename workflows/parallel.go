@@ -96,6 +96,11 @@ type batch struct {
 	check       workflow.Future
 	checking    bool
 	cancelCheck workflow.CancelFunc
+	// checkMade is the history length when the check's timer was made.
+	checkMade int
+	// tidy says the batch's children were started at subAgentTidyVersion
+	// (agentapi.PausedBatch.Tidy).
+	tidy bool
 	// news says a call of the batch has reported or ended since the batch
 	// started or resumed in this workflow run: a resumed batch pauses
 	// again only after its history has grown for it. arrived counts the
@@ -136,6 +141,7 @@ func (l *loop) runBatch(ctx workflow.Context, b *batch, done []*finalized) *agen
 	// while siblings still run; it exists only while an event is held.
 	var timer workflow.Future
 	var timerDue time.Time
+	var timerMade int
 	cancelTimer := func() {}
 	for {
 		for _, c := range b.chains {
@@ -146,8 +152,17 @@ func (l *loop) runBatch(ctx workflow.Context, b *batch, done []*finalized) *agen
 			break
 		}
 		if l.pauseBatchNow(ctx, b) {
-			cancelTimer()
-			b.endCheck()
+			// The continue-as-new ends the run's timers. Cancelling one
+			// already started costs a TimerCanceled event for nothing;
+			// one made in this workflow task has not been sent, and
+			// cancelling it drops its command.
+			now := workflow.GetInfo(ctx).GetCurrentHistoryLength()
+			if !b.tidy || timerMade == now {
+				cancelTimer()
+			}
+			if !b.tidy || b.checkMade == now {
+				b.endCheck()
+			}
 			return l.pauseBatch(b, done)
 		}
 		if timer != nil && (due.IsZero() || due.Before(timerDue)) {
@@ -157,6 +172,7 @@ func (l *loop) runBatch(ctx workflow.Context, b *batch, done []*finalized) *agen
 		if timer == nil && !due.IsZero() {
 			tctx, cancel := workflow.WithCancel(ctx)
 			timer, timerDue, cancelTimer = workflow.NewTimer(tctx, due.Sub(workflow.Now(ctx))), due, cancel
+			timerMade = workflow.GetInfo(ctx).GetCurrentHistoryLength()
 		}
 		l.checkCarried(ctx, b)
 		l.waitAny(ctx, b, timer)

@@ -65,6 +65,8 @@ func TestRecordHistories(t *testing.T) {
 		"session-watched-approvals":     recordSessionWatchedApprovals,
 		"session-set-hooks":             recordSessionSetHooks,
 		"subagent-can":                  recordSubAgentContinueMidBatch,
+		"subagent-cancel-once":          recordSubAgentCancelOnce,
+		"subagent-pause-timers":         recordSubAgentPauseTimers,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

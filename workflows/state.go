@@ -248,7 +248,7 @@ func (l *loop) abort(reason string) {
 	l.aborted = true
 	l.abortReason = reason
 	l.cancelAbort()
-	l.cancelCarried()
+	l.cancelChildren()
 	l.wake.SendAsync(struct{}{}) // a wait for approvals ends at once
 }
 

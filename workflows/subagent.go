@@ -103,12 +103,14 @@ func (l *loop) startSubAgent(call agent.Content, pos int, args map[string]any) w
 	id := fmt.Sprintf("%s/task-%d-%d-%s", parentID, l.turn, pos, call.ID)
 	// A child that sends its result survives its parent's continue-as-new
 	// (subagent_carry.go).
-	sends := workflow.GetVersion(ctx, subAgentCarryChange, workflow.DefaultVersion, 1) == 1
+	v := workflow.GetVersion(ctx, subAgentCarryChange, workflow.DefaultVersion, subAgentTidyVersion)
+	sends := v >= 1
 	policy := enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
 	if sends {
 		policy = enumspb.PARENT_CLOSE_POLICY_ABANDON
 		if l.batch != nil {
 			l.batch.wakeOnNews = true
+			l.batch.tidy = v >= subAgentTidyVersion
 		}
 	}
 	start := workflow.Now(ctx)

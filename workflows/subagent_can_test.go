@@ -58,11 +58,7 @@ func (h *holds) next(t *testing.T) string {
 
 func (h *holds) tool() tools.FuncTool {
 	return tool("hold", func(ctx context.Context, c tools.Call) (agent.ToolResult, error) {
-		who, _ := c.Args["who"].(string)
-		h.mu.Lock()
-		gate := h.gates[who]
-		h.mu.Unlock()
-		h.entered <- who
+		who, gate := h.enter(c)
 		if gate == nil {
 			return agent.TextResult("held " + who), nil
 		}
@@ -74,6 +70,17 @@ func (h *holds) tool() tools.FuncTool {
 			return agent.ToolResult{}, ctx.Err()
 		}
 	})
+}
+
+// enter reports a call of hold entered: whose it is, and its gate (nil
+// when the test holds it not).
+func (h *holds) enter(c tools.Call) (string, chan struct{}) {
+	who, _ := c.Args["who"].(string)
+	h.mu.Lock()
+	gate := h.gates[who]
+	h.mu.Unlock()
+	h.entered <- who
+	return who, gate
 }
 
 // holdScript is a child's model: its first turn calls hold with its
@@ -459,9 +466,11 @@ func TestSubAgentOutlivesNoTerminatedParent(t *testing.T) {
 }
 
 // TestSubAgentApprovalAcrossRollOver: a child's call waiting for a person
-// travels with the batch: after the parent has continued as new it is
-// still pending on the parent (waiting_approval), and the parent's approve
-// Update reaches the child.
+// travels with the batch. The child's request reaches one run of the
+// parent, which then continues as new (the request is news); the next run
+// has no request of its own, yet the call is pending there
+// (waiting_approval), and that run, by its run id, takes the approve
+// Update and forwards the decision to the child.
 func TestSubAgentApprovalAcrossRollOver(t *testing.T) {
 	h := newHarness(t, []llm.ScriptedResponse{answer(taskCall("t1", "helper", "one")), answer(text("approved and done"))}, okTool("risky"))
 	h.scripted.Add("child", childScript("risky"))
@@ -470,16 +479,60 @@ func TestSubAgentApprovalAcrossRollOver(t *testing.T) {
 	in.Approval = &agent.ApprovalPolicy{Tools: []string{"risky"}}
 	in.ContinueAsNewAfterEvents = 2
 	run := h.start(in)
-	waitRuns(t, h.c, run.GetID(), 2)
-	latest := h.c.GetWorkflow(context.Background(), run.GetID(), "")
-	st := h.waitState(latest, func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 })
-	require.Equal(t, agentapi.StatusWaitingApproval, st.Status)
-	require.Equal(t, run.GetID()+"/task-1-1-t1", st.PendingApprovals[0].SubAgent.WorkflowID)
+	id, child := run.GetID(), run.GetID()+"/task-1-1-t1"
 
-	h.updateOnce(run.GetID(), "approve-1", agentapi.UpdateApprove, agentapi.ApproveRequest{ToolCallID: "c1", Decision: agent.ApprovalAllow}, nil)
+	// The run the request reached, and the run after it: the child waits
+	// for the person, so no news of it moves the parent on again.
+	var asked int
+	var runs []string
+	require.Eventually(t, func() bool {
+		runs = runIDs(t, h.c, id)
+		asked = slices.IndexFunc(runs, func(r string) bool { return approvalRequests(t, h.c, id, r) > 0 })
+		return asked >= 0 && len(runs) > asked+1
+	}, settleTimeout, 50*time.Millisecond, "the request never reached a run that continued as new")
+	carrier := runs[len(runs)-1]
+	require.Zero(t, approvalRequests(t, h.c, id, carrier), "the run after the request got none of its own")
+	st := h.waitState(h.c.GetWorkflow(context.Background(), id, carrier), func(s agentapi.RunState) bool { return len(s.PendingApprovals) == 1 })
+	require.Equal(t, agentapi.StatusWaitingApproval, st.Status)
+	require.Equal(t, child, st.PendingApprovals[0].SubAgent.WorkflowID)
+
+	handle, err := h.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
+		WorkflowID: id, RunID: carrier, UpdateID: "approve-1", UpdateName: agentapi.UpdateApprove,
+		Args:         []any{agentapi.ApproveRequest{ToolCallID: "c1", Decision: agent.ApprovalAllow}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	require.NoError(t, err)
+	require.NoError(t, handle.Get(context.Background(), nil))
+	hist, err := testenv.History(context.Background(), h.c, id, carrier)
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(hist.GetEvents(), func(e *historypb.HistoryEvent) bool {
+		a := e.GetSignalExternalWorkflowExecutionInitiatedEventAttributes()
+		return a.GetSignalName() == agentapi.SignalApprove && a.GetWorkflowExecution().GetWorkflowId() == child
+	}), "the run that carried the request forwarded the decision")
 	res := h.latestResult(run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	m := res.Messages[len(res.Messages)-2]
 	require.False(t, m.IsError, m.Content)
 	require.Equal(t, "done: one", m.Content[0].Text)
+}
+
+// approvalRequests counts the sub-agents' approval requests (not their
+// decisions) signalled to a workflow run.
+func approvalRequests(t *testing.T, c client.Client, id, runID string) int {
+	t.Helper()
+	hist, err := testenv.History(context.Background(), c, id, runID)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range hist.GetEvents() {
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		if a.GetSignalName() != agentapi.SignalSubAgent {
+			continue
+		}
+		var m agentapi.SubAgentSignal
+		require.NoError(t, json.Unmarshal(a.GetInput().GetPayloads()[0].GetData(), &m))
+		if m.Approval != nil && m.Approval.Decision == "" {
+			n++
+		}
+	}
+	return n
 }

@@ -60,6 +60,17 @@ import (
 // tool call learns it only when the call ends.
 const subAgentCarryChange = "subagent-continue-mid-batch"
 
+// subAgentTidyVersion is subAgentCarryChange's version at which a batch
+// with children spends no history on repeats: a carried child is asked to
+// stop once over the whole batch (its RequestCancelExternal costs two
+// events, and an abort after a budget stop, or a run resumed after an
+// abort at the hand-over, asked again), and a pausing batch leaves its
+// timers to the continue-as-new instead of cancelling them. The version is
+// taken where the batch's children start, at no extra cost; the runs that
+// resume the batch learn it from the carry (agentapi.PausedBatch.Tidy),
+// with no marker of their own.
+const subAgentTidyVersion = 2
+
 // carriedExec is the execute stage of a child started by an earlier
 // workflow run: its result arrives by signal, or the status check ends it.
 type carriedExec struct {
@@ -108,7 +119,7 @@ func (l *loop) historyFull(ctx workflow.Context) bool {
 // running calls' chains. The children's own state is read when the carry
 // is built (carryChildren), after the last signals are in.
 func (l *loop) pauseBatch(b *batch, done []*finalized) *agentapi.PausedBatch {
-	p := &agentapi.PausedBatch{Start: b.start.UnixMilli(), Done: make([]*agentapi.DoneCall, len(done))}
+	p := &agentapi.PausedBatch{Start: b.start.UnixMilli(), Done: make([]*agentapi.DoneCall, len(done)), Tidy: b.tidy}
 	for _, c := range b.chains {
 		if c.done != nil {
 			done[c.index] = c.done
@@ -142,7 +153,7 @@ func (l *loop) carryChildren(p *agentapi.PausedBatch) {
 			continue // cannot happen: a child ends here only in a batch
 		}
 		cc.Agent, cc.RunID, cc.Start = ch.agent, ch.runID, ch.start.UnixMilli()
-		cc.Counted, cc.Stopped, cc.Result = ch.counted, ch.stopped, ch.result
+		cc.Counted, cc.Stopped, cc.Result, cc.Cancelled = ch.counted, ch.stopped, ch.result, ch.cancelled
 		for _, ca := range l.childApprovals {
 			if ca.call == ch.key {
 				cc.Approvals = append(cc.Approvals, ca.SubAgentApproval)
@@ -165,7 +176,7 @@ func (l *loop) restoreChildren(p *agentapi.PausedBatch) {
 		id := cc.WorkflowID
 		ch := &childCall{key: key, agent: cc.Agent, workflowID: id, runID: cc.RunID, sendsResult: true,
 			start: time.UnixMilli(cc.Start), counted: cc.Counted, stopped: cc.Stopped, result: cc.Result,
-			carried: &carriedExec{future: f, set: set}}
+			carried: &carriedExec{future: f, set: set}, cancelled: cc.Cancelled || cc.Stopped != "", once: p.Tidy}
 		ch.cancel = func() { workflow.RequestCancelExternalWorkflow(l.baseCtx, id, "") }
 		l.children = append(l.children, ch)
 		l.pending = append(l.pending, runningCall{call: call, pos: cc.Index + 1})
@@ -184,7 +195,7 @@ func (l *loop) resumeBatch(ctx workflow.Context, p *agentapi.PausedBatch) toolBa
 			done[i] = &finalized{call: calls[i], result: d.Result, isError: d.IsError}
 		}
 	}
-	b := &batch{start: time.UnixMilli(p.Start), window: l.cfg.OrderWindow(), wakeOnNews: true}
+	b := &batch{start: time.UnixMilli(p.Start), window: l.cfg.OrderWindow(), wakeOnNews: true, tidy: p.Tidy}
 	for _, cc := range p.Children {
 		ch := l.childByWorkflow(cc.WorkflowID)
 		if ch == nil || ch.carried == nil {
@@ -271,14 +282,29 @@ func (l *loop) endCarried(ctx workflow.Context, c *childCall, out activities.Exe
 	c.carried.set.Set(out, nil)
 }
 
-// cancelCarried asks the carried children to stop (an abort): no context
-// of this run reaches them.
-func (l *loop) cancelCarried() {
+// cancelChildren asks the children to stop (an abort): this run's through
+// their context, which the abort has cancelled; carried ones by command,
+// no context of this run reaching them.
+func (l *loop) cancelChildren() {
 	for _, c := range l.children {
-		if c.carried != nil && !c.ended {
-			c.cancel()
+		switch {
+		case c.carried == nil:
+			c.cancelled = true
+		case !c.ended:
+			l.cancelChild(c)
 		}
 	}
+}
+
+// cancelChild asks a child to stop, once when its batch is tidy. Asking
+// again changes nothing for a child of this run (its context is cancelled
+// already) and costs a carried child's parent two history events.
+func (l *loop) cancelChild(c *childCall) {
+	if c.cancelled && (c.carried == nil || c.once) {
+		return
+	}
+	c.cancelled = true
+	c.cancel()
 }
 
 // defaultChildCheck is how often a run looks at the children it carried
@@ -314,6 +340,7 @@ func (l *loop) checkCarried(ctx workflow.Context, b *batch) {
 	default:
 		tctx, cancel := workflow.WithCancel(ctx)
 		b.check, b.checking, b.cancelCheck = workflow.NewTimer(tctx, l.cfg.SubAgentLimits.CheckEvery(defaultChildCheck)), false, cancel
+		b.checkMade = workflow.GetInfo(ctx).GetCurrentHistoryLength()
 	}
 }
 

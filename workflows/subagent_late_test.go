@@ -25,7 +25,10 @@ import (
 // release timer. With the parent continued as new mid-batch, that same
 // workflow task pauses the batch again while the third child runs; held
 // back for a window, the ends kept the pause from happening before the
-// third child ended (issue 33's crash row).
+// third child ended (issue 33's crash row). The ends go out in pi's order
+// for a parallel batch, the order the calls finished (beta, released and
+// ended first, then alpha, then gamma), and the result messages in call
+// order.
 func TestSubAgentEndsSeenLateGoOutAtOnce(t *testing.T) {
 	for _, rollOver := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rollOver=%v", rollOver), func(t *testing.T) {
@@ -45,13 +48,14 @@ func TestSubAgentEndsSeenLateGoOutAtOnce(t *testing.T) {
 			}
 
 			h.stopWorker()
-			hs.release("alpha")
-			hs.release("beta")
-			// The worker stays down until the order window has passed since
-			// both children closed (after their results were sent): the ends
-			// the next worker sees are late by more than the window.
+			// Beta ends before alpha is released: their ends' order is
+			// theirs, not a race's. The worker stays down until the order
+			// window has passed since both children closed (after their
+			// results were sent): the ends the next worker sees are late by
+			// more than the window.
 			var closed time.Time
-			for i := 1; i <= 2; i++ {
+			for _, i := range []int{2, 1} {
+				hs.release([]string{"alpha", "beta"}[i-1])
 				child := fmt.Sprintf("%s/task-1-%d-t%d", id, i, i)
 				waitStatus(t, h.c, child, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)
 				d, err := h.c.DescribeWorkflow(context.Background(), child, "")
@@ -87,6 +91,17 @@ func TestSubAgentEndsSeenLateGoOutAtOnce(t *testing.T) {
 			for i, who := range []string{"alpha", "beta", "gamma"} {
 				require.Equal(t, "done: "+who, agent.TextOf(results[i].Content))
 			}
+			var ends, messages []string
+			for _, e := range testenv.Events(t, h.c, h.c.GetWorkflow(context.Background(), id, "")) {
+				switch {
+				case e.Type == agent.EventToolExecutionEnd:
+					ends = append(ends, e.ToolCallID)
+				case e.Type == agent.EventMessageEnd && e.Message.Role == agent.RoleToolResult:
+					messages = append(messages, e.Message.ToolCallID)
+				}
+			}
+			require.Equal(t, []string{"t2", "t1", "t3"}, ends, "tool_execution_end in the order the calls finished")
+			require.Equal(t, []string{"t1", "t2", "t3"}, messages, "result messages in call order")
 		})
 	}
 }

@@ -56,6 +56,10 @@ type childCall struct {
 	sendsResult bool
 	result      *agentapi.SubAgentResult
 	ended       bool
+	// cancelled says this run or an earlier one asked it to stop (an
+	// abort, the budget); once says its batch asks a carried child only
+	// once (agentapi.PausedBatch.Tidy).
+	cancelled, once bool
 	// carried is its execute stage when an earlier workflow run started
 	// it (subagent_carry.go), nil otherwise.
 	carried *carriedExec
@@ -154,7 +158,7 @@ func (l *loop) budgetStopChildren() {
 	for _, p := range l.pending {
 		if c := l.childOf(p.call.ID, p.pos); c != nil && c.stopped == "" {
 			c.stopped = why
-			c.cancel()
+			l.cancelChild(c)
 		}
 	}
 }
