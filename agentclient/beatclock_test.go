@@ -25,6 +25,7 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 				return first.Add(at.Sub(first) / LiveBeatInterval * LiveBeatInterval)
 			}
 			var b beatClock
+			p := newPace(first)
 			local := first.Add(offset - 30*time.Millisecond)
 			reads := 0
 			var lags []time.Duration // from each heartbeat to the read that saw it
@@ -32,11 +33,13 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 				reads++
 				at := local.Add(rpc - offset) // when the server answers, server time
 				seen := latest(at)
-				if !seen.IsZero() && seen.After(b.last) {
+				brought := !seen.IsZero() && seen.After(b.last)
+				if brought {
 					lags = append(lags, at.Sub(seen))
 				}
 				b.saw(seen, local, local.Add(2*rpc))
-				local = local.Add(2*rpc + b.wait(local.Add(2*rpc)))
+				p.read(brought, local.Add(2*rpc))
+				local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
 			}
 			t.Logf("%d reads, lags %v", reads, lags)
 			if len(lags) < 39 || reads > 45 {
@@ -52,5 +55,50 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A model that pauses for 10 s between two stretches of deltas (thinking,
+// or a provider that stalls) costs a watcher about 4 reads a second of the
+// pause, where reading every LivePollInterval made 20; the first heartbeat
+// after the pause is read within a heartbeat's interval and margin.
+func TestBeatClockBacksOffWhileTheModelPauses(t *testing.T) {
+	const rpc = 2 * time.Millisecond // each way, clocks agreeing
+	first := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	resume := first.Add(12 * time.Second) // heartbeats stop at 2 s
+	latest := func(at time.Time) time.Time {
+		switch {
+		case at.Before(first):
+			return time.Time{}
+		case at.Before(resume):
+			return first.Add(min(at.Sub(first), 2*time.Second) / LiveBeatInterval * LiveBeatInterval)
+		}
+		return resume.Add(at.Sub(resume) / LiveBeatInterval * LiveBeatInterval)
+	}
+	var b beatClock
+	p := newPace(first)
+	local := first.Add(-30 * time.Millisecond)
+	paused, lag := 0, time.Duration(-1)
+	for local.Before(resume.Add(2 * time.Second)) {
+		at := local.Add(rpc)
+		seen := latest(at)
+		brought := !seen.IsZero() && seen.After(b.last)
+		if at.After(first.Add(2*time.Second+LiveBeatInterval)) && at.Before(resume) {
+			paused++
+		}
+		if brought && !seen.Before(resume) && lag < 0 {
+			lag = at.Sub(seen)
+		}
+		b.saw(seen, local, local.Add(2*rpc))
+		p.read(brought, local.Add(2*rpc))
+		local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
+	}
+	t.Logf("%d reads in the 9.75 s pause; the first heartbeat after it read %v late", paused, lag)
+	pause := 10*time.Second - LiveBeatInterval
+	if max := int(pause/(LiveBeatInterval+LiveBeatMargin)) + int(LiveQuiet/LivePollInterval) + 2; paused > max {
+		t.Errorf("%d reads in the pause, more than %d", paused, max)
+	}
+	if lag < 0 || lag > LiveBeatInterval+LiveBeatMargin+2*rpc {
+		t.Errorf("the first heartbeat after the pause was read %v after it came", lag)
 	}
 }

@@ -280,7 +280,7 @@ func (w *watcher) durable(e agent.Event) {
 	case agent.EventMessageStart:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
 			w.streaming, w.model, w.beats = true, liveModel{}, beatClock{}
-			w.pace = newPace() // the first deltas show soon
+			w.pace = newPace(time.Now()) // the first deltas show soon
 		}
 	case agent.EventMessageEnd:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
@@ -291,7 +291,7 @@ func (w *watcher) durable(e agent.Event) {
 			w.tools = map[string]*runningTool{}
 		}
 		w.tools[e.ToolCallID] = &runningTool{name: e.ToolName, args: e.Args}
-		w.pace = newPace() // the first partial result shows soon
+		w.pace = newPace(time.Now()) // the first partial result shows soon
 	case agent.EventToolExecutionEnd:
 		delete(w.tools, e.ToolCallID)
 	case agent.EventAgentEnd:
@@ -329,12 +329,12 @@ func (w *watcher) prime(ctx context.Context, c client.Client, workflowID, runID 
 
 // liveWait is the wait before the next live read: just after the next
 // heartbeat is due while a model turn streams (its deltas come every 250 ms
-// and are due on screen within 300 ms, see bench stream), LivePollInterval
-// while none is, and the pace of what the reads bring while only tools run
-// (a tool may run silently for minutes).
+// and are due on screen within 300 ms, see bench stream; streamWait), and
+// the pace of what the reads bring while only tools run (a tool may run
+// silently for minutes).
 func (w *watcher) liveWait() time.Duration {
 	if w.streaming {
-		return w.beats.wait(time.Now())
+		return streamWait(&w.beats, &w.pace, time.Now())
 	}
 	return w.pace.next()
 }
@@ -354,7 +354,7 @@ func (w *watcher) liveRead(ctx context.Context, c client.Client, workflowID, run
 		brought = true
 		deliver(e)
 	}
-	defer func() { w.pace.read(brought) }()
+	defer func() { w.pace.read(brought, time.Now()) }()
 	var beat time.Time // the streaming turn's last heartbeat, server time
 	for _, pa := range desc.RawResponse.GetPendingActivities() {
 		if pa.GetHeartbeatDetails() == nil {

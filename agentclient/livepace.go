@@ -24,8 +24,8 @@ type livePace struct {
 	last time.Time // the last read that brought something, or the pace's start
 }
 
-func newPace() livePace {
-	return livePace{last: time.Now()}
+func newPace(now time.Time) livePace {
+	return livePace{last: now}
 }
 
 // next is the wait before the next read.
@@ -36,12 +36,12 @@ func (p *livePace) next() time.Duration {
 	return p.wait
 }
 
-// read adjusts the wait to what a read brought.
-func (p *livePace) read(brought bool) {
+// read adjusts the wait to what a read that returned at now brought.
+func (p *livePace) read(brought bool, now time.Time) {
 	switch {
 	case brought:
-		p.wait, p.last = LivePollInterval, time.Now()
-	case time.Since(p.last) < LiveQuiet:
+		p.wait, p.last = LivePollInterval, now
+	case now.Sub(p.last) < LiveQuiet:
 		p.wait = LivePollInterval
 	default:
 		p.wait = min(max(p.wait, LivePollInterval)*2, max(LivePollMax, LivePollInterval))
@@ -119,10 +119,26 @@ func (b *beatClock) offset() time.Duration {
 
 // wait is the wait at now before the next read: until the next heartbeat
 // is due and LiveBeatMargin more, never longer than one interval and the
-// margin, and LivePollInterval while no heartbeat is due.
-func (b *beatClock) wait(now time.Time) time.Duration {
+// margin. ok is false while no heartbeat is due (none came yet, or the
+// last is late): streamWait then paces the reads.
+func (b *beatClock) wait(now time.Time) (d time.Duration, ok bool) {
 	if b.due.IsZero() {
-		return LivePollInterval
+		return 0, false
 	}
-	return min(max(b.due.Sub(now), 0), LiveBeatInterval+LiveBeatMargin)
+	return min(max(b.due.Sub(now), 0), LiveBeatInterval+LiveBeatMargin), true
+}
+
+// streamWait is the wait at now before the next read of a streaming model
+// turn: on its heartbeats while they come, and while none is due the pace
+// of what the reads bring, at most a heartbeat's interval and margin. A
+// heartbeat a little late is read within LivePollInterval (the last read
+// brought deltas less than LiveQuiet ago); a model that pauses to think
+// for seconds costs about 4 reads a second, where reading every
+// LivePollInterval made 20, and its first delta after the pause is still
+// on screen within one interval and the margin.
+func streamWait(b *beatClock, p *livePace, now time.Time) time.Duration {
+	if d, ok := b.wait(now); ok {
+		return d
+	}
+	return min(p.next(), LiveBeatInterval+LiveBeatMargin)
 }
