@@ -3,7 +3,6 @@ package workflows_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -136,11 +135,7 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"session-set-hooks.1.json": "remote-hooks",
 		"subagent-can.1.json":      "subagent-continue-mid-batch",
 	} {
-		f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
-		require.NoError(t, err)
-		h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-		require.NoError(t, f.Close())
-		require.NoError(t, err, file)
+		h := historyFile(t, filepath.Join("..", "testdata", "histories", file))
 		require.NotZero(t, markers(h, change), "%s holds no marker of %s", file, change)
 	}
 }
