@@ -86,9 +86,11 @@ func (p *proc) alive() bool {
 	}
 }
 
-// killWorker kills a worker and logs it.
-func (e *env) killWorker(p *proc, why string) {
+// killWorker kills a worker, logs it and returns when the worker was gone.
+func (e *env) killWorker(p *proc, why string) time.Time {
 	e.t.Helper()
 	p.kill()
+	killed := time.Now()
 	e.logf("SIGKILL worker %s (pid %d): %s", p.name, p.pid(), why)
+	return killed
 }

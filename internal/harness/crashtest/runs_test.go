@@ -17,6 +17,7 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
+	"github.com/durable-agents/agentloop/internal/harness/crashtest"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/store"
@@ -60,6 +61,15 @@ func (e *env) result(id string, timeout time.Duration) agentapi.AgentLoopResult 
 	var res agentapi.AgentLoopResult
 	require.NoError(e.t, e.c.GetWorkflow(ctx, id, "").Get(ctx, &res), "run %s", id)
 	e.logf("run %s ended: %s after %d turns", id, res.StopReason, res.Turns)
+	return res
+}
+
+// resultAfterKill waits for a run's result after the kill of one of its
+// workers, and logs how long after the kill the run ended.
+func (e *env) resultAfterKill(id string, killed time.Time) agentapi.AgentLoopResult {
+	e.t.Helper()
+	res := e.result(id, runTimeout)
+	e.logf("run ended %v after the kill", time.Since(killed).Round(100*time.Millisecond))
 	return res
 }
 
@@ -112,6 +122,13 @@ func (e *env) pendingActivity(id, activityType string) (found bool, state enumsp
 
 func (e *env) path(name string) string { return filepath.Join(e.ws, name) }
 
+// waitBashStarted waits until the scripted bash command (crashtest.ModelBash)
+// has started once.
+func (e *env) waitBashStarted(what string) {
+	e.t.Helper()
+	e.waitFor(what, reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+}
+
 // lines returns the lines of a file that start with prefix.
 func lines(path, prefix string) []string {
 	b, _ := os.ReadFile(path)
@@ -150,6 +167,17 @@ func oneResultPerCall(t *testing.T, msgs []agent.Message) map[string]agent.Messa
 		require.True(t, ok, "call %s has no result", id)
 	}
 	return results
+}
+
+// assistantMessages are the assistant messages of a transcript.
+func assistantMessages(msgs []agent.Message) []agent.Message {
+	var out []agent.Message
+	for _, m := range msgs {
+		if m.Role == agent.RoleAssistant {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // countEvents counts events of a type (for one tool call when id is set).
