@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,13 +172,7 @@ func oneResultPerCall(t *testing.T, msgs []agent.Message) map[string]agent.Messa
 
 // assistantMessages are the assistant messages of a transcript.
 func assistantMessages(msgs []agent.Message) []agent.Message {
-	var out []agent.Message
-	for _, m := range msgs {
-		if m.Role == agent.RoleAssistant {
-			out = append(out, m)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(msgs), func(m agent.Message) bool { return m.Role != agent.RoleAssistant })
 }
 
 // countEvents counts events of a type (for one tool call when id is set).
