@@ -170,6 +170,15 @@ func oneResultPerCall(t *testing.T, msgs []agent.Message) map[string]agent.Messa
 	return results
 }
 
+// okText checks the transcript (oneResultPerCall) and that the result of
+// call callID is not an error, and returns the result's text.
+func okText(t *testing.T, msgs []agent.Message, callID string) string {
+	t.Helper()
+	r := oneResultPerCall(t, msgs)[callID]
+	require.False(t, r.IsError, agent.TextOf(r.Content))
+	return agent.TextOf(r.Content)
+}
+
 // assistantMessages are the assistant messages of a transcript.
 func assistantMessages(msgs []agent.Message) []agent.Message {
 	return slices.DeleteFunc(slices.Clone(msgs), func(m agent.Message) bool { return m.Role != agent.RoleAssistant })

@@ -189,8 +189,7 @@ func TestSigtermWorkerLetsBashFinish(t *testing.T) {
 
 	res := e.result(id, runTimeout)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	r := oneResultPerCall(t, res.Messages)["call-bash"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
+	okText(t, res.Messages, "call-bash")
 	require.Len(t, lines(e.path(crashtest.Marker), "done"), 1, "the command ran to its end once")
 	exec := ofType(e.logActivities(id), executeActivity)
 	require.Len(t, exec, 1)
@@ -216,9 +215,7 @@ func TestSigtermWorkerWhileReadOnlyToolRuns(t *testing.T) {
 
 	res := e.result(id, runTimeout)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	r := oneResultPerCall(t, res.Messages)["call-read"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
-	require.Equal(t, notes, agent.TextOf(r.Content))
+	require.Equal(t, notes, okText(t, res.Messages, "call-read"))
 	onW2 := 0
 	for _, l := range lines(log, "start") {
 		if w2.wrote(l) {
