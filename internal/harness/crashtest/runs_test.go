@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +180,13 @@ func okText(t *testing.T, msgs []agent.Message, callID string) string {
 
 // assistantMessages are the assistant messages of a transcript.
 func assistantMessages(msgs []agent.Message) []agent.Message {
-	return slices.DeleteFunc(slices.Clone(msgs), func(m agent.Message) bool { return m.Role != agent.RoleAssistant })
+	var out []agent.Message
+	for _, m := range msgs {
+		if m.Role == agent.RoleAssistant {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // countEvents counts events of a type (for one tool call when id is set).
