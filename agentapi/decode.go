@@ -23,13 +23,13 @@ import (
 // rather than with the SDK's decode error.
 func (in *AgentLoopInput) UnmarshalJSON(b []byte) error {
 	type plain AgentLoopInput
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, unknown, err := decodePlain[plain](b)
+	if err != nil {
 		*in = AgentLoopInput{decodeErr: DecodeError(err)}
 		return nil
 	}
 	*in = AgentLoopInput(p)
-	in.unknownField = unknownField(b, &plain{})
+	in.unknownField = unknown
 	return nil
 }
 
@@ -43,13 +43,13 @@ func (in AgentLoopInput) UnknownField() string { return in.unknownField }
 // UnmarshalJSON never fails, as AgentLoopInput's.
 func (in *SessionInput) UnmarshalJSON(b []byte) error {
 	type plain SessionInput
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, unknown, err := decodePlain[plain](b)
+	if err != nil {
 		*in = SessionInput{decodeErr: DecodeError(err)}
 		return nil
 	}
 	*in = SessionInput(p)
-	in.unknownField = unknownField(b, &plain{})
+	in.unknownField = unknown
 	return nil
 }
 
@@ -103,6 +103,14 @@ func jsonKind(t reflect.Type) string {
 		return "a JSON object"
 	}
 	return "another JSON value"
+}
+
+// decodePlain decodes b into a P, the plain copy (type plain T) that an
+// UnmarshalJSON of T decodes into so as not to call itself, and says the
+// first field of b that P does not have ("" when none) beside json's error.
+func decodePlain[P any](b []byte) (p P, unknown string, err error) {
+	err = json.Unmarshal(b, &p)
+	return p, unknownField(b, new(P)), err
 }
 
 // unknownField is the first field of the JSON object b that v (a pointer

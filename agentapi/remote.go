@@ -67,10 +67,9 @@ type RemoteToolsRequest struct {
 // one of its tools, does not have.
 func (r *RemoteToolsRequest) UnmarshalJSON(b []byte) error {
 	type plain RemoteToolsRequest
-	var p plain
-	err := json.Unmarshal(b, &p)
+	p, unknown, err := decodePlain[plain](b)
 	*r = RemoteToolsRequest(p)
-	r.unknown = unknownField(b, &plain{})
+	r.unknown = unknown
 	return err
 }
 
@@ -100,10 +99,9 @@ type HooksRequest struct {
 // not have.
 func (r *HooksRequest) UnmarshalJSON(b []byte) error {
 	type plain HooksRequest
-	var p plain
-	err := json.Unmarshal(b, &p)
+	p, unknown, err := decodePlain[plain](b)
 	*r = HooksRequest(p)
-	r.unknown = unknownField(b, &plain{})
+	r.unknown = unknown
 	return err
 }
 

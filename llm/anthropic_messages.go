@@ -61,14 +61,21 @@ func anthropicUserBlocks(content []agent.Content) []anthropic.ContentBlockParamU
 	for _, c := range content {
 		switch c.Type {
 		case agent.ContentText:
-			if !isBlank(c.Text) {
-				blocks = append(blocks, anthropic.NewTextBlock(c.Text))
-			}
+			blocks = appendAnthropicText(blocks, c.Text)
 		case agent.ContentImage:
 			blocks = append(blocks, anthropic.ContentBlockParamUnion{OfImage: anthropicImage(c)})
 		}
 	}
 	return blocks
+}
+
+// appendAnthropicText appends a text block unless the text is blank, which
+// the API rejects, in user and assistant messages alike.
+func appendAnthropicText(blocks []anthropic.ContentBlockParamUnion, text string) []anthropic.ContentBlockParamUnion {
+	if isBlank(text) {
+		return blocks
+	}
+	return append(blocks, anthropic.NewTextBlock(text))
 }
 
 func anthropicImage(c agent.Content) *anthropic.ImageBlockParam {
@@ -86,9 +93,7 @@ func anthropicAssistantBlocks(content []agent.Content) []anthropic.ContentBlockP
 	for _, c := range content {
 		switch c.Type {
 		case agent.ContentText:
-			if !isBlank(c.Text) {
-				blocks = append(blocks, anthropic.NewTextBlock(c.Text))
-			}
+			blocks = appendAnthropicText(blocks, c.Text)
 		case agent.ContentThinking:
 			switch {
 			case c.Redacted:

@@ -140,12 +140,4 @@ func (s *anthropicStream) updateUsage(u anthropic.MessageDeltaUsage) {
 
 // finish ends a stream that reached message_stop. A refusal is an error
 // message, not a failure: asking again gives the same answer.
-func (s *anthropicStream) finish() agent.Message {
-	switch {
-	case s.unhandled != "":
-		return s.a.fail(agent.StopReasonError, "Unhandled stop reason: "+s.unhandled)
-	case s.a.msg.StopReason == agent.StopReasonError:
-		return s.a.fail(agent.StopReasonError, "An unknown error occurred")
-	}
-	return s.a.done()
-}
+func (s *anthropicStream) finish() agent.Message { return s.a.finish(s.unhandled) }

@@ -209,6 +209,20 @@ func (a *assembler) done() agent.Message {
 	return m
 }
 
+// finish ends a stream that reached its provider's last event, as pi's
+// Anthropic and OpenAI Responses streams both do: a stop reason pi does not
+// know (unhandled, "" when none) or stopReason error ends it with an error
+// message, anything else completes it.
+func (a *assembler) finish(unhandled string) agent.Message {
+	switch {
+	case unhandled != "":
+		return a.fail(agent.StopReasonError, "Unhandled stop reason: "+unhandled)
+	case a.msg.StopReason == agent.StopReasonError:
+		return a.fail(agent.StopReasonError, "An unknown error occurred")
+	}
+	return a.done()
+}
+
 // fail ends the stream with stopReason error or aborted and the given
 // errorMessage. Tool calls cut short keep the arguments parsed so far.
 func (a *assembler) fail(reason agent.StopReason, message string) agent.Message {

@@ -19,6 +19,7 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/compaction"
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
 	"github.com/durable-agents/agentloop/tools"
 )
@@ -43,20 +44,7 @@ type chatMessage struct {
 	ToolCallID string          `json:"tool_call_id"`
 }
 
-func (m chatMessage) text() string {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(m.Content, &parts)
-	for _, p := range parts {
-		s += p.Text
-	}
-	return s
-}
+func (m chatMessage) text() string { return fakeprovider.ContentText(m.Content) }
 
 func (w *windowServer) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.requests.Add(1)

@@ -75,12 +75,4 @@ func (s *responsesStream) failed(r responses.Response) {
 }
 
 // finish ends a stream that reached response.completed.
-func (s *responsesStream) finish() agent.Message {
-	switch {
-	case s.unhandled != "":
-		return s.a.fail(agent.StopReasonError, "Unhandled stop reason: "+s.unhandled)
-	case s.a.msg.StopReason == agent.StopReasonError:
-		return s.a.fail(agent.StopReasonError, "An unknown error occurred")
-	}
-	return s.a.done()
-}
+func (s *responsesStream) finish() agent.Message { return s.a.finish(s.unhandled) }

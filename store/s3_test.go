@@ -17,8 +17,7 @@ import (
 // from the environment, never from the spec.
 func s3Open(t *testing.T, srv *s3server.Server, o Options) *Store {
 	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	srv.SetEnv(t)
 	s, err := Open(srv.Spec, o)
 	require.NoError(t, err)
 	return s

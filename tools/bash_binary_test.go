@@ -2,12 +2,9 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/durable-agents/agentloop/agent"
 )
 
 // TestBashBinaryOutput runs commands printing bytes that are not UTF-8, NUL
@@ -54,14 +51,7 @@ func TestBashBinaryOutput(t *testing.T) {
 		// though the command printed less. pi: truncated by bytes,
 		// totalBytes 60000, outputBytes 51198 (17,066 U+FFFD), the line is
 		// 58.6KB.
-		res, err := run(t, tool, ws, map[string]any{"command": `head -c 20000 /dev/zero | tr '\0' '\377'`})
-		must(t, err)
-		got := agent.TextOf(res.Content)
-		var d struct {
-			Truncation     Truncation `json:"truncation"`
-			FullOutputPath string     `json:"fullOutputPath"`
-		}
-		must(t, json.Unmarshal(res.Details, &d))
+		got, d := runCut(t, tool, ws, `head -c 20000 /dev/zero | tr '\0' '\377'`)
 		tr := d.Truncation
 		if !tr.Truncated || tr.TruncatedBy != "bytes" || tr.TotalBytes != 60000 || tr.OutputBytes != 51198 || !tr.LastLinePartial {
 			t.Errorf("truncation %+v, want pi's: truncated by bytes, 60000 total, 51198 shown, last line partial", tr)
@@ -77,14 +67,7 @@ func TestBashBinaryOutput(t *testing.T) {
 	t.Run("a 10 MB line", func(t *testing.T) {
 		// pi: truncated by bytes, the last 50.0KB of line 1 (line is
 		// 10.0MB), the whole line in the full output file.
-		res, err := run(t, tool, ws, map[string]any{"command": `head -c 10485760 /dev/zero | tr '\0' x; printf END`})
-		must(t, err)
-		got := agent.TextOf(res.Content)
-		var d struct {
-			Truncation     Truncation `json:"truncation"`
-			FullOutputPath string     `json:"fullOutputPath"`
-		}
-		must(t, json.Unmarshal(res.Details, &d))
+		got, d := runCut(t, tool, ws, `head -c 10485760 /dev/zero | tr '\0' x; printf END`)
 		if d.Truncation.TotalBytes != 10485763 || d.Truncation.OutputBytes != 51200 {
 			t.Errorf("truncation %+v", d.Truncation)
 		}

@@ -52,17 +52,28 @@ func TestBashOutputAndExitCodes(t *testing.T) {
 	}
 }
 
+// bashCutDetails is what a bash result whose output was cut has in its
+// details.
+type bashCutDetails struct {
+	Truncation     Truncation `json:"truncation"`
+	FullOutputPath string     `json:"fullOutputPath"`
+}
+
+// runCut runs a command whose output is cut and returns the result's text
+// and details.
+func runCut(t *testing.T, tool Tool, ws, command string) (string, bashCutDetails) {
+	t.Helper()
+	res, err := run(t, tool, ws, map[string]any{"command": command})
+	must(t, err)
+	var d bashCutDetails
+	must(t, json.Unmarshal(res.Details, &d))
+	return agent.TextOf(res.Content), d
+}
+
 func TestBashTailTruncationKeepsFullOutput(t *testing.T) {
 	ws := t.TempDir()
 	tool := newTestBash(t)
-	r, err := run(t, tool, ws, map[string]any{"command": "seq 1 3000"})
-	must(t, err)
-	var d struct {
-		Truncation     Truncation `json:"truncation"`
-		FullOutputPath string     `json:"fullOutputPath"`
-	}
-	must(t, json.Unmarshal(r.Details, &d))
-	got := agent.TextOf(r.Content)
+	got, d := runCut(t, tool, ws, "seq 1 3000")
 	wantContains(t, got, "\n3000\n", "[Showing lines 1002-3001 of 3001. Full output: "+d.FullOutputPath+"]")
 	if strings.Contains(got, "\n1001\n") {
 		t.Errorf("head of the output should be cut")

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -92,7 +91,7 @@ func TestAttackMCPServerRace(t *testing.T) {
 
 	model := fakeprovider.New(t)
 	queue := "attack-mcp-" + testenv.Suffix()
-	w.startRootWorker(t, queue, model.URL, "-mcp", cfg)
+	w.startWorkerAs(t, nil, queue, model.URL, "-mcp", cfg)
 
 	// Many calls, so that the worker's pollers hand them out over the
 	// seconds the swapping runs, not all before it starts.
@@ -132,29 +131,6 @@ func TestAttackMCPServerRace(t *testing.T) {
 	entries, err := os.ReadDir(w.outside)
 	require.NoError(t, err)
 	require.Len(t, entries, 2, "nothing new outside the workspace")
-}
-
-// startRootWorker starts the real worker as root (the setting),
-// otherwise as startWorker does.
-func (w *attackWorld) startRootWorker(t *testing.T, queue, model string, flags ...string) {
-	args := append([]string{"-address", "127.0.0.1:" + strconv.Itoa(w.grpc), "-task-queue", queue,
-		"-workspace", w.ws, "-store", w.storeDir, "-log-level", "warn"}, flags...)
-	cmd := exec.Command(w.bin, args...)
-	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
-		"OPENAI_COMPATIBLE_BASE_URL=" + model, "OPENAI_COMPATIBLE_API_KEY=" + w.apiKey,
-		"AGENTLOOP_CODEC_KEYS_FILE=" + w.keysFile}
-	log, err := os.Create(filepath.Join(w.base, queue+".log"))
-	require.NoError(t, err)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		log.Close()
-		b, _ := os.ReadFile(log.Name())
-		t.Logf("worker log:\n%s", b)
-	})
 }
 
 // A root worker in the Landlock fallback runs its commands, and its stdio

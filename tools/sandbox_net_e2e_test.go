@@ -149,6 +149,14 @@ func TestNetworkOnFallbackAttacks(t *testing.T) {
 		{name: "allowed range through the proxy", command: fmt.Sprintf(`curl -sS http://127.0.0.3:%d/; echo "proxy: $HTTPS_PROXY"`, w.allowed),
 			blocked: []string{"REACHED-ALLOWED", "proxy: http://127.0.0.1:"}, needs: "curl"},
 	})
+	w.refusedWithNetworkOn(t, model, queue, as)
+}
+
+// refusedWithNetworkOn makes the attacks as the calls of one run with
+// network on, while the host dials what listenCommand listens on, and
+// requires the run to end with stop and every attack refused.
+func (w *attackWorld) refusedWithNetworkOn(t *testing.T, model *fakeprovider.Server, queue string, as []attack) {
+	t.Helper()
 	script(model, callsOf(as))
 	done := make(chan struct{})
 	go dialListener(t, w.ws, done)

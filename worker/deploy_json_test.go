@@ -61,8 +61,7 @@ func TestDeployChangedMessageJSON(t *testing.T) {
 	bin2 := buildSecondWorker(t, root, filepath.Join(dir, "worker-2"))
 
 	s3 := s3server.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3.SecretKey)
+	s3.SetEnv(t)
 	st, err := store.Open(s3.Spec, store.Options{})
 	require.NoError(t, err)
 	model := fakeprovider.New(t)

@@ -3,7 +3,6 @@ package workflows_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -150,12 +149,7 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 // recordedHistory reads a history of the replay corpus.
 func recordedHistory(t *testing.T, file string) *historypb.History {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "histories", file))
-	require.NoError(t, err)
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, f.Close())
-	require.NoError(t, err, file)
-	return h
+	return historyFile(t, filepath.Join("..", "testdata", "histories", file))
 }
 
 // markerVersions are the versions a history's markers of a change record.

@@ -72,6 +72,10 @@ func (l *loop) prepareInput(call agent.Content) activities.PrepareInput {
 // its ExecuteOutput, as startExecute's for a built-in tool.
 func (l *loop) startRemote(t agent.RemoteTool, call agent.Content, pos int, args map[string]any) workflow.Future {
 	startToClose, heartbeat, scheduleToStart := t.Timeouts()
+	attempts := int32(1)
+	if t.Replay == agent.ReplaySafe {
+		attempts = agent.RemoteSafeAttempts
+	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:              t.TaskQueue,
 		StartToCloseTimeout:    startToClose,
@@ -79,15 +83,7 @@ func (l *loop) startRemote(t agent.RemoteTool, call agent.Content, pos int, args
 		ScheduleToStartTimeout: scheduleToStart,
 		WaitForCancellation:    true,
 		Summary:                callSummary(call.Name, args),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    30 * time.Second,
-			MaximumAttempts:    1,
-		},
-	}
-	if t.Replay == agent.ReplaySafe {
-		opts.RetryPolicy.MaximumAttempts = agent.RemoteSafeAttempts
+		RetryPolicy:            toolRetryPolicy(attempts),
 	}
 	if l.aborted && (scheduleToStart == 0 || scheduleToStart > abortedToolStartTimeout) {
 		// After an abort nothing can cancel this activity, so it must not

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -140,11 +141,7 @@ func (s *sleepOutbound) ExecuteActivity(ctx workflow.Context, activityType strin
 // under its own id, which its first child's id gives.
 func replayFile(t *testing.T, r worker.WorkflowReplayer, path string) error {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err, path)
+	h := historyFile(t, path)
 	var opts worker.ReplayWorkflowHistoryOptions
 	for _, e := range h.GetEvents() {
 		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
@@ -170,12 +167,18 @@ func histories(t *testing.T) []string {
 // workflowType is the workflow type a history file records.
 func workflowType(t *testing.T, path string) string {
 	t.Helper()
+	return historyFile(t, path).GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()
+}
+
+// historyFile reads a recorded history, as the Temporal CLI writes it.
+func historyFile(t *testing.T, path string) *historypb.History {
+	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
-	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, f.Close())
 	require.NoError(t, err, path)
-	return h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()
+	return h
 }
 
 func readFile(t *testing.T, path string) string {

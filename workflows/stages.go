@@ -24,6 +24,18 @@ const (
 	abortedToolStartTimeout = 30 * time.Second
 )
 
+// toolRetryPolicy is how a tool call's activity, built-in or remote, is
+// retried: after a second, then twice as long each time up to 30 s.
+func toolRetryPolicy(maxAttempts int32, nonRetryable ...string) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        30 * time.Second,
+		MaximumAttempts:        maxAttempts,
+		NonRetryableErrorTypes: nonRetryable,
+	}
+}
+
 // prepare is pi's prepareToolCall for the call at pos among its message's
 // tool calls. A call naming a tool the run does not have is answered here,
 // one the model turn prepared (prepared.go) from what it found; everything
@@ -83,13 +95,7 @@ func (l *loop) startExecute(call agent.Content, pos int, args map[string]any) wo
 		HeartbeatTimeout:    toolHeartbeat,
 		WaitForCancellation: true,
 		Summary:             callSummary(call.Name, args),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        toolMaxAttempts,
-			NonRetryableErrorTypes: []string{activities.ErrUnknownTool},
-		},
+		RetryPolicy:         toolRetryPolicy(toolMaxAttempts, activities.ErrUnknownTool),
 	}
 	if info.Timeout > 0 {
 		opts.StartToCloseTimeout = info.Timeout

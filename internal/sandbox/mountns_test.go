@@ -98,15 +98,7 @@ func TestIdmappedWorkspaceIsKeptAndLetGo(t *testing.T) {
 
 	// The workspace removed and made again: the old mount holds the
 	// removed directory, so the call must not enter it.
-	if err := os.RemoveAll(ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "new"), []byte("fresh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	makeAgain(t, ws)
 	out, _ = run(t, s, ws, `ls; cat new`, false)
 	wantIn(t, out, "fresh")
 	if out != "new\nfresh\n" {
@@ -169,15 +161,7 @@ func TestIdmappedWorkspaceMadeAgainWithTheSameIdentity(t *testing.T) {
 	if first == nil {
 		t.Fatal("no namespace kept after the first call")
 	}
-	if err := os.RemoveAll(ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "new"), []byte("fresh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	makeAgain(t, ws)
 	// What inode reuse would show: the new directory's identity is the
 	// one recorded.
 	var st unix.Stat_t
@@ -192,5 +176,20 @@ func TestIdmappedWorkspaceMadeAgainWithTheSameIdentity(t *testing.T) {
 	wantIn(t, out, "fresh")
 	if again, _ := keptNS(t, s, ws); again == nil || again == first {
 		t.Fatal("the namespace of the removed workspace was entered again; want a new one")
+	}
+}
+
+// makeAgain removes the workspace ws and makes it again, holding one file,
+// new, that reads "fresh".
+func makeAgain(t *testing.T, ws string) {
+	t.Helper()
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "new"), []byte("fresh\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,22 +29,9 @@ func TestReadOnlyDirInsideHiddenState(t *testing.T) {
 			if s.runAs != nil && s.idmap == nil {
 				t.Skip("commands of -sandbox-user get no read-only directories (readonly.go); the Landlock fallback needs it as root")
 			}
-			out, err := os.CreateTemp(t.TempDir(), "out")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
 			command := `cat ` + own + `/out.log; echo x > ` + own + `/new && echo WROTE; rm ` + own + `/out.log && echo REMOVED; ` +
 				`cat ` + other + `/out.log; ls ` + filepath.Dir(own) + `; cat ` + state + `/journal`
-			p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: ws, Output: out, ReadOnly: []string{own}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := p.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := os.ReadFile(out.Name())
-			got := string(b)
+			got, _ := runSpec(t, s, Spec{Shell: "/bin/bash", Command: command, Dir: ws, ReadOnly: []string{own}})
 			t.Logf("%s", got)
 			wantIn(t, got, "OWN-OUTPUT\n")
 			for _, leak := range []string{"WROTE", "REMOVED", "OTHER-OUTPUT", "\nrun-b\n", "JOURNAL"} {
@@ -73,23 +60,11 @@ func TestReadOnlyDirInsideAMaskInTheWorkspace(t *testing.T) {
 		t.Skipf("bwrap unavailable: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
-	out, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	p, err := s.Start(Spec{Shell: "/bin/bash", Command: "echo hi > f && cat f; cat " + own + "/out.log; cat .local/state/agentloop/journal",
-		Dir: ws, Output: out, ReadOnly: []string{own}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(out.Name())
+	b, _ := runSpec(t, s, Spec{Shell: "/bin/bash", Command: "echo hi > f && cat f; cat " + own + "/out.log; cat .local/state/agentloop/journal",
+		Dir: ws, ReadOnly: []string{own}})
 	t.Logf("%s", b)
-	wantIn(t, string(b), "hi\n", "OWN-OUTPUT\n")
-	if strings.Contains(string(b), "JOURNAL") {
+	wantIn(t, b, "hi\n", "OWN-OUTPUT\n")
+	if strings.Contains(b, "JOURNAL") {
 		t.Errorf("read the journal:\n%s", b)
 	}
 }
@@ -115,23 +90,10 @@ func TestReadOnlyDirSkippedForAnotherUser(t *testing.T) {
 	os.Chmod(ws, 0o755)
 	for mode, s := range modes(t, Config{RunAs: &syscall.Credential{Uid: 65534, Gid: 65534}}) {
 		t.Run(string(mode), func(t *testing.T) {
-			out, err := os.CreateTemp(t.TempDir(), "out")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			os.Chmod(out.Name(), 0o666)
-			p, err := s.Start(Spec{Shell: "/bin/bash", Command: "echo RAN; id -u; cat " + own + "/out.log", Dir: ws, Output: out, ReadOnly: []string{own}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := p.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := os.ReadFile(out.Name())
+			b, _ := runSpec(t, s, Spec{Shell: "/bin/bash", Command: "echo RAN; id -u; cat " + own + "/out.log", Dir: ws, ReadOnly: []string{own}})
 			t.Logf("%s", b)
-			wantIn(t, string(b), "RAN\n65534\n")
-			if strings.Contains(string(b), "OWN-OUTPUT") {
+			wantIn(t, b, "RAN\n65534\n")
+			if strings.Contains(b, "OWN-OUTPUT") {
 				t.Errorf("another user read the worker's 0600 file:\n%s", b)
 			}
 		})

@@ -24,19 +24,27 @@ func TestMain(m *testing.M) {
 // run runs command in ws under s and returns its output and exit.
 func run(t *testing.T, s *Sandbox, ws, command string, network bool) (string, Exit) {
 	t.Helper()
+	return runSpec(t, s, Spec{Shell: "/bin/bash", Command: command, Dir: reachable(t, s, ws), Network: network})
+}
+
+// runSpec runs spec with its output in a file of its own and returns the
+// output; a start or wait error fails the test.
+func runSpec(t *testing.T, s *Sandbox, spec Spec) (string, Exit) {
+	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	p, err := s.Start(Spec{Shell: "/bin/bash", Command: command, Dir: reachable(t, s, ws), Output: out, Network: network})
+	spec.Output = out
+	p, err := s.Start(spec)
 	if err != nil {
-		t.Fatalf("start %q: %v", command, err)
+		t.Fatalf("start %q: %v", spec.Command, err)
 	}
 	exit, err := p.Wait()
 	b, _ := os.ReadFile(out.Name())
 	if err != nil {
-		t.Fatalf("%q: %v: %s", command, err, b)
+		t.Fatalf("%q: %v: %s", spec.Command, err, b)
 	}
 	return string(b), exit
 }

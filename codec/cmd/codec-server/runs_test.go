@@ -171,8 +171,7 @@ func TestBlobsOfRuns(t *testing.T) {
 			spec := t.TempDir()
 			if backend == "s3" {
 				srv := s3server.Start(t)
-				t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-				t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+				srv.SetEnv(t)
 				spec = srv.Spec
 			}
 			b, err := store.OpenBackend(spec)

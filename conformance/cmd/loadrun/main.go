@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/conformance"
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
@@ -94,32 +92,22 @@ func run(n, load, parallel int, dir string) error {
 	return nil
 }
 
+// connect uses TEMPORAL_ADDRESS's server, or else a dev server on a
+// database file, not memory: the run's history stays readable (temporal
+// workflow show) after a difference. At load 30 the dev server answered
+// "Namespace default is not found" for a while with either; runOne runs
+// those again.
 func connect(ctx context.Context) (client.Client, func(), error) {
-	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger()})
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	}
-	// A database file, not memory: the run's history stays readable
-	// (temporal workflow show) after a difference. At load 30 the dev
-	// server answered "Namespace default is not found" for a while with
-	// either; runOne runs those again.
 	dir, err := os.MkdirTemp("", "loadrun-")
 	if err != nil {
 		return nil, nil, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	srv, err := devserver.Start(sctx, devserver.Options{DBFile: filepath.Join(dir, "temporal.db")})
+	c, stop, err := devserver.Connect(sctx, devserver.Options{DBFile: filepath.Join(dir, "temporal.db")})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	return srv.Client(), func() { _ = srv.Stop(); _ = os.RemoveAll(dir) }, nil
-}
-
-func quietLogger() log.Logger {
-	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	return c, func() { stop(); _ = os.RemoveAll(dir) }, nil
 }

@@ -3,12 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
-
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 
 	"github.com/durable-agents/agentloop/conformance"
 	"github.com/durable-agents/agentloop/internal/harness/devserver"
@@ -32,7 +28,7 @@ func run(path string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, stop, err := connect(ctx)
+	c, stop, err := devserver.Connect(ctx, devserver.Options{})
 	if err != nil {
 		return err
 	}
@@ -45,24 +41,4 @@ func run(path string) error {
 		fmt.Println(line)
 	}
 	return nil
-}
-
-func connect(ctx context.Context) (client.Client, func(), error) {
-	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger()})
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	}
-	srv, err := devserver.Start(ctx, devserver.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	c := srv.Client()
-	return c, func() { _ = srv.Stop() }, nil
-}
-
-func quietLogger() log.Logger {
-	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }

@@ -55,9 +55,7 @@ func TestToolsStayOnTheirHost(t *testing.T) {
 
 	res := e.result(id, runTimeout)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	r := oneResultPerCall(t, res.Messages)["call-journal"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
-	require.Contains(t, agent.TextOf(r.Content), "journaled-output")
+	require.Contains(t, okText(t, res.Messages, "call-journal"), "journaled-output")
 	require.Len(t, lines(e.path(crashtest.Marker), "done"), 1, "bash ran once")
 
 	h := e.history(id)

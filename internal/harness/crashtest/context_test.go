@@ -49,10 +49,8 @@ func TestKillWorkerWhileModelTurnReadsContext(t *testing.T) {
 		outputs = append(outputs, crashtest.BigOutput(callID))
 	}
 	var answers []string
-	for _, m := range res.Messages {
-		if m.Role == agent.RoleAssistant {
-			answers = append(answers, agent.TextOf(m.Content))
-		}
+	for _, m := range assistantMessages(res.Messages) {
+		answers = append(answers, agent.TextOf(m.Content))
 	}
 	require.Len(t, answers, 2, "one assistant message per turn, none from the lost attempts")
 	require.True(t, strings.HasPrefix(answers[1], crashtest.ContextDigest(outputs)+" "),

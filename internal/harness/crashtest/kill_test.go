@@ -49,20 +49,13 @@ func TestKillWorkerWhileModelStreams(t *testing.T) {
 		}
 		return hb != nil && hb.Seq >= 10
 	})
-	e.killWorker(w1, "mid-stream")
-	killed := time.Now()
+	killed := e.killWorker(w1, "mid-stream")
 	e.startWorker("w2")
 
-	res := e.result(id, runTimeout)
-	e.logf("recovered %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+	res := e.resultAfterKill(id, killed)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	require.Equal(t, 2, res.Turns)
-	var assistants []agent.Message
-	for _, m := range res.Messages {
-		if m.Role == agent.RoleAssistant {
-			assistants = append(assistants, m)
-		}
-	}
+	assistants := assistantMessages(res.Messages)
 	require.Len(t, assistants, 2, "one assistant message per turn, none from the lost attempt")
 	require.Equal(t, crashtest.StreamText(), agent.TextOf(assistants[0].Content), "the retried turn streamed the whole text")
 	results := oneResultPerCall(t, res.Messages)
@@ -94,17 +87,12 @@ func TestKillWorkerWhileReadOnlyToolRuns(t *testing.T) {
 	e.start(id, e.input(crashtest.ModelReadOnly, crashtest.SlowReadTool))
 	log := e.path(crashtest.SlowReadLog)
 	e.waitFor("slow_read attempt 1 running", reachTimeout, func() bool { return len(lines(log, "start")) == 1 })
-	e.killWorker(w1, "while slow_read sleeps")
-	killed := time.Now()
+	killed := e.killWorker(w1, "while slow_read sleeps")
 	w2 := e.startWorker("w2")
 
-	res := e.result(id, runTimeout)
-	e.logf("recovered %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+	res := e.resultAfterKill(id, killed)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	results := oneResultPerCall(t, res.Messages)
-	r := results["call-read"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
-	require.Equal(t, notes, agent.TextOf(r.Content))
+	require.Equal(t, notes, okText(t, res.Messages, "call-read"))
 
 	starts, ends := lines(log, "start"), lines(log, "end")
 	t.Logf("slow_read log:\n%s", strings.Join(append(starts, ends...), "\n"))
@@ -151,13 +139,11 @@ func TestKillWorkerWhileBashRuns(t *testing.T) {
 	w1 := e.startWorker("w1")
 	id := "bash"
 	e.start(id, e.input(crashtest.ModelBash, tools.BashToolName))
-	e.waitFor("bash command running", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
-	e.killWorker(w1, "while bash sleeps")
-	killed := time.Now()
+	e.waitBashStarted("bash command running")
+	killed := e.killWorker(w1, "while bash sleeps")
 	e.startWorker("w2")
 
-	res := e.result(id, runTimeout)
-	e.logf("run ended %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+	res := e.resultAfterKill(id, killed)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	require.Equal(t, 2, res.Turns, "the model got the error result and answered")
 	results := oneResultPerCall(t, res.Messages)
@@ -196,19 +182,14 @@ func TestKillWorkerBetweenPrepareAndExecute(t *testing.T) {
 		_, err := os.Stat(hookMarker + itoa(w1.pid()))
 		return err == nil
 	})
-	e.killWorker(w1, "inside the before hook")
-	killed := time.Now()
+	killed := e.killWorker(w1, "inside the before hook")
 	found, _, _ := e.pendingActivity(id, executeActivity)
 	require.False(t, found, "ExecuteToolCall must not be scheduled yet")
 	w2 := e.startWorker("w2", "-hook-block", "100ms")
 
-	res := e.result(id, runTimeout)
-	e.logf("recovered %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+	res := e.resultAfterKill(id, killed)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	results := oneResultPerCall(t, res.Messages)
-	r := results["call-prep"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
-	require.Contains(t, agent.TextOf(r.Content), "prepared-output")
+	require.Contains(t, okText(t, res.Messages, "call-prep"), "prepared-output")
 	require.Len(t, lines(e.path(crashtest.Marker), "ran"), 1, "bash ran exactly once")
 	_, err := os.Stat(hookMarker + itoa(w2.pid()))
 	require.NoError(t, err, "the new worker ran prepare again")

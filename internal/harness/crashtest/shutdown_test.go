@@ -83,12 +83,9 @@ func TestSigtermWorkerWhileModelStreams(t *testing.T) {
 	res := e.result(id, runTimeout)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
 	require.Equal(t, 2, res.Turns)
-	var assistants []agent.Message
-	for _, m := range res.Messages {
-		if m.Role == agent.RoleAssistant {
-			assistants = append(assistants, m)
-			require.NotEqual(t, agent.StopReasonAborted, m.StopReason, "a shutdown is not an abort")
-		}
+	assistants := assistantMessages(res.Messages)
+	for _, m := range assistants {
+		require.NotEqual(t, agent.StopReasonAborted, m.StopReason, "a shutdown is not an abort")
 	}
 	require.Len(t, assistants, 2, "one assistant message per turn")
 	require.Equal(t, crashtest.LongStreamText(), agent.TextOf(assistants[0].Content), "the retried turn streamed the whole text")
@@ -146,7 +143,7 @@ func TestSigtermWorkerWhileBashRuns(t *testing.T) {
 	w1 := e.startWorker("w1", "-journal", "-stop-timeout", grace.String())
 	id := "bash-sigterm"
 	e.start(id, e.input(crashtest.ModelLongBash, tools.BashToolName))
-	e.waitFor("bash command running on w1", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.waitBashStarted("bash command running on w1")
 	e.startWorker("w2", "-journal")
 	sent, _ := e.term(w1, "while bash waits for its release")
 
@@ -185,15 +182,14 @@ func TestSigtermWorkerLetsBashFinish(t *testing.T) {
 	w1 := e.startWorker("w1", "-journal", "-stop-timeout", "10s")
 	id := "bash-finishes"
 	e.start(id, e.input(crashtest.ModelBash, tools.BashToolName))
-	e.waitFor("bash command running on w1", reachTimeout, func() bool { return len(lines(e.path(crashtest.Started), "started")) == 1 })
+	e.waitBashStarted("bash command running on w1")
 	e.startWorker("w2", "-journal")
 	_, exited := e.term(w1, "while bash sleeps 2 s")
 	require.Less(t, exited, 10*time.Second, "the worker exits once its activity is done")
 
 	res := e.result(id, runTimeout)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	r := oneResultPerCall(t, res.Messages)["call-bash"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
+	okText(t, res.Messages, "call-bash")
 	require.Len(t, lines(e.path(crashtest.Marker), "done"), 1, "the command ran to its end once")
 	exec := ofType(e.logActivities(id), executeActivity)
 	require.Len(t, exec, 1)
@@ -219,9 +215,7 @@ func TestSigtermWorkerWhileReadOnlyToolRuns(t *testing.T) {
 
 	res := e.result(id, runTimeout)
 	require.Equal(t, agent.StopReasonStop, res.StopReason, res.ErrorMessage)
-	r := oneResultPerCall(t, res.Messages)["call-read"]
-	require.False(t, r.IsError, agent.TextOf(r.Content))
-	require.Equal(t, notes, agent.TextOf(r.Content))
+	require.Equal(t, notes, okText(t, res.Messages, "call-read"))
 	onW2 := 0
 	for _, l := range lines(log, "start") {
 		if w2.wrote(l) {

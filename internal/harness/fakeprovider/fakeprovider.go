@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -199,4 +200,22 @@ func Fixture(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// ContentText is the text of a Chat Completions message's content, which
+// is a string or a list of parts whose texts it joins.
+func ContentText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }

@@ -167,6 +167,31 @@ func executions(t *testing.T, c client.Client, id string) []execution {
 	return out
 }
 
+// sessionOnHostA starts a fleet whose model answers at once, with one host
+// a, and session id on it, whose first prompt runs one tool call on a's
+// queue. ctx, which ends after timeout, bounds the rest of the test.
+func sessionOnHostA(t *testing.T, id string, timeout time.Duration) (f *fleettest.Fleet, a *fleettest.Host, ctx context.Context) {
+	t.Helper()
+	m := newHostModel()
+	close(m.gate)
+	f = fleettest.Start(t, fleettest.Options{Decide: m.decide})
+	a = f.AddHost("host-a", nil)
+	f.WaitCurrent(time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, agentapi.SessionInput{LoopConfig: config(f)},
+		&agentapi.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
+	require.NoError(t, err)
+	ends := toolEnds(follow(t, ctx, f.Client, id, st.After))
+	require.Len(t, ends, 1)
+	require.False(t, ends[0].IsError, resultText(ends[0]))
+	ex := executions(t, f.Client, id)
+	require.Len(t, ex, 1)
+	require.Equal(t, agentapi.HostQueue(f.Queue, "host-a"), ex[0].queue)
+	require.True(t, pidIn(ex[0].worker, a), "host a ran the first tool: %s", ex[0].worker)
+	return f, a, ctx
+}
+
 func pidIn(identity string, h *fleettest.Host) bool {
 	return strings.HasPrefix(identity, fmt.Sprint(h.Pid())+"@")
 }
@@ -181,36 +206,19 @@ func pidIn(identity string, h *fleettest.Host) bool {
 // not asserted: the default's 90 s plus a few model turns, about 95 s idle.
 func TestSessionOutlivesItsHost(t *testing.T) {
 	t.Parallel()
-	m := newHostModel()
-	close(m.gate)
-	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
-	a := f.AddHost("host-a", nil)
-	f.WaitCurrent(time.Minute)
 	id := "session-a"
-	cfg := config(f)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, agentapi.SessionInput{LoopConfig: cfg},
-		&agentapi.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
-	require.NoError(t, err)
-	ends := toolEnds(follow(t, ctx, f.Client, id, st.After))
-	require.Len(t, ends, 1)
-	require.False(t, ends[0].IsError, resultText(ends[0]))
-	ex := executions(t, f.Client, id)
-	require.Len(t, ex, 1)
-	require.Equal(t, agentapi.HostQueue(f.Queue, "host-a"), ex[0].queue)
-	require.True(t, pidIn(ex[0].worker, a), "host a ran the first tool: %s", ex[0].worker)
+	f, a, _ := sessionOnHostA(t, id, 5*time.Minute)
 
 	b := f.AddHost("host-b", nil)
 	a.Kill()
 	killed := time.Now()
 	events := prompt(t, f, id, "Run: echo two", 4*time.Minute)
 	took := time.Since(killed)
-	ends = toolEnds(events)
+	ends := toolEnds(events)
 	last := ends[len(ends)-1]
 	require.False(t, last.IsError, resultText(last))
 	require.Equal(t, "two", strings.TrimSpace(resultText(last)))
-	ex = executions(t, f.Client, id)
+	ex := executions(t, f.Client, id)
 	lastEx := ex[len(ex)-1]
 	require.Equal(t, agentapi.HostQueue(f.Queue, "host-b"), lastEx.queue)
 	require.True(t, pidIn(lastEx.worker, b), "host b ran the tool: %s", lastEx.worker)
@@ -348,22 +356,9 @@ func startLines(h *fleettest.Host, s string) int {
 // no call waits on a's queue at all.
 func TestRunStartMovesOffASilentHost(t *testing.T) {
 	t.Parallel()
-	m := newHostModel()
-	close(m.gate)
-	f := fleettest.Start(t, fleettest.Options{Decide: m.decide})
-	a := f.AddHost("host-a", nil)
-	f.WaitCurrent(time.Minute)
 	id := "session-silent"
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	_, st, err := agentclient.StartSession(ctx, f.Client, id, f.Queue, agentapi.SessionInput{LoopConfig: config(f)},
-		&agentapi.PromptRequest{Text: "Run: echo one"}, agentclient.UpdateOptions{})
-	require.NoError(t, err)
-	require.Len(t, toolEnds(follow(t, ctx, f.Client, id, st.After)), 1)
+	f, a, ctx := sessionOnHostA(t, id, 6*time.Minute)
 	queueA := agentapi.HostQueue(f.Queue, "host-a")
-	ex := executions(t, f.Client, id)
-	require.Len(t, ex, 1)
-	require.Equal(t, queueA, ex[0].queue)
 
 	b := f.AddHost("host-b", nil)
 	a.Kill()
@@ -388,7 +383,7 @@ func TestRunStartMovesOffASilentHost(t *testing.T) {
 	require.Len(t, ends, 1, "no call waited on host a")
 	require.False(t, ends[0].IsError, resultText(ends[0]))
 	require.Equal(t, "two", strings.TrimSpace(resultText(ends[0])))
-	ex = executions(t, f.Client, id)
+	ex := executions(t, f.Client, id)
 	require.Len(t, ex, 2)
 	require.Equal(t, agentapi.HostQueue(f.Queue, "host-b"), ex[1].queue)
 	require.True(t, pidIn(ex[1].worker, b), "host b ran the tool: %s", ex[1].worker)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/durable-agents/agentloop/internal/harness/fakeprovider"
 )
 
 // Model is a local model server speaking the OpenAI Chat Completions
@@ -42,21 +44,7 @@ type Message struct {
 }
 
 // Text is a message's text, whether its content is a string or parts.
-func (m Message) Text() string {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(m.Content, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
+func (m Message) Text() string { return fakeprovider.ContentText(m.Content) }
 
 // Last is the request's last message.
 func (r *Request) Last() Message { return r.Messages[len(r.Messages)-1] }

@@ -82,6 +82,13 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// SetEnv puts the server's credentials in the test's AWS_* variables,
+// where store.Open takes them from (they never go in the spec).
+func (s *Server) SetEnv(t testing.TB) {
+	t.Setenv("AWS_ACCESS_KEY_ID", s.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s.SecretKey)
+}
+
 // Stop kills the server and waits for it to exit; the data stays.
 func (s *Server) Stop() {
 	if s.cmd == nil {

@@ -41,8 +41,7 @@ func TestResealAfterRotation(t *testing.T) {
 			spec := t.TempDir()
 			if backend == "s3" {
 				srv := s3server.Start(t)
-				t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-				t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+				srv.SetEnv(t)
 				spec = srv.Spec
 			}
 			open := func(keys codec.Keys) *store.Store {
