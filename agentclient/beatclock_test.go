@@ -3,6 +3,8 @@ package agentclient
 import (
 	"testing"
 	"time"
+
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // The reads of a streaming turn follow its heartbeats whatever the offset
@@ -15,14 +17,14 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 	const rpc = 2 * time.Millisecond // each way
 	for _, offset := range []time.Duration{0, -time.Second, 150 * time.Millisecond, time.Second} {
 		t.Run(offset.String(), func(t *testing.T) {
-			// The worker heartbeats every LiveBeatInterval from first,
+			// The worker heartbeats every agentapi.StreamInterval from first,
 			// server time; the watcher's clock reads offset more.
 			first := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 			latest := func(at time.Time) time.Time {
 				if at.Before(first) {
 					return time.Time{}
 				}
-				return first.Add(at.Sub(first) / LiveBeatInterval * LiveBeatInterval)
+				return first.Add(at.Sub(first) / agentapi.StreamInterval * agentapi.StreamInterval)
 			}
 			var b beatClock
 			local := first.Add(offset - 30*time.Millisecond)

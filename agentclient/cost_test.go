@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
@@ -199,7 +198,6 @@ func TestFastStreamHeartbeats(t *testing.T) {
 			// The watcher reads each heartbeat just after it is due (issue
 			// 29): 4 reads a second and the few that find a heartbeat late,
 			// where it read every 50 ms (15-20 a second) before.
-			require.Equal(t, activities.StreamInterval, agentclient.LiveBeatInterval)
 			describes := used["DescribeWorkflowExecution"]
 			t.Logf("%s: %v Describe reads in %v, %.1f a second", name, describes, streamed, describes/streamed.Seconds())
 			require.LessOrEqual(t, describes, 6*streamed.Seconds()+5, "a watched stream reads Describe at its heartbeats' pace (streamed for %v)", streamed)
@@ -218,7 +216,7 @@ func TestFastStreamHeartbeats(t *testing.T) {
 			t.Logf("%d deltas, delay p50 %v p99 %v max %v", len(delays), delays[len(delays)/2], p99, delays[len(delays)-1])
 			// The budget is 300 ms p99, which `go run ./bench stream` checks
 			// (here: 266-278 ms on an idle machine). What the code
-			// guarantees is the pace: a heartbeat every StreamInterval while
+			// guarantees is the pace: a heartbeat every agentapi.StreamInterval while
 			// watched, against one every 10 s (liveness) while not. A loaded
 			// machine stretches the first, so the guard sits between the
 			// two: it catches a watched stream going at liveness pace.
