@@ -63,8 +63,12 @@ func TestRecordHistories(t *testing.T) {
 		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
 		"session-watched-approvals":     recordSessionWatchedApprovals,
-		"session-set-hooks":             recordSessionSetHooks,
-		"subagent-can":                  recordSubAgentContinueMidBatch,
+		// The same, recorded again once the prompt end's removal of the
+		// excerpt rode in noteRun's upsert (log-excerpt-cleared-with-listing);
+		// session-watched-approvals keeps the upsert of its own.
+		"session-watched-approvals-cleared": recordSessionWatchedApprovals,
+		"session-set-hooks":                 recordSessionSetHooks,
+		"subagent-can":                      recordSubAgentContinueMidBatch,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)
