@@ -152,6 +152,13 @@ const (
 // from the upsert's event in the history it long-polls.
 const MemoLogExcerpt = "logExcerpt"
 
+// MemoLogGrew is the memo field of a memo upsert that tells a watcher the
+// event log grew after a MemoLogExcerpt in the same workflow task: those
+// events came with no excerpt, and the watcher reads them with the events
+// Query. It is upserted with no value (a removal), so the memo never
+// holds it.
+const MemoLogGrew = "logGrew"
+
 // MaxQueuedMessageBytes bounds one steering or follow-up message: it enters
 // history as an Update or Signal payload and again in a model turn's input.
 const MaxQueuedMessageBytes = 1 << 20

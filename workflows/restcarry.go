@@ -25,6 +25,10 @@ const restExcerptChange = "log-excerpt-at-rest"
 // Histories recorded before it clear in a memo upsert of its own.
 const restClearChange = "log-excerpt-cleared-with-listing"
 
+// logGrewChange guards the memo upsert that tells a watcher the log grew
+// after a rest's excerpt in the same workflow task (markLogGrew).
+const logGrewChange = "log-grew-after-rest"
+
 // carryAtRest hands a watcher the log's new events through the history it
 // long-polls, where the run is about to rest with nothing scheduled that
 // could carry them: a tool call waiting for a person's approval, a
@@ -44,9 +48,9 @@ const restClearChange = "log-excerpt-cleared-with-listing"
 // writes another memo upsert in this workflow task, and carryAtRest
 // reports (owed) that the removal is to ride in it (restClearChange).
 //
-// Workflow code must not log events after it in the same task: nothing
-// would carry those (the watcher sees the task's Update or Signal and
-// reads with the Query).
+// Events logged after it in the same workflow task (by this coroutine or
+// by another one that the task woke) are not carried: the log marks them
+// for the watcher (markLogGrew), which then reads them with the Query.
 func (l *loop) carryAtRest(ctx workflow.Context, clearLater bool) (owed bool) {
 	if !l.watched || l.events.last() <= l.carriedUpTo {
 		return false
@@ -65,6 +69,7 @@ func (l *loop) carryAtRest(ctx workflow.Context, clearLater bool) (owed bool) {
 		return false
 	}
 	l.carriedUpTo = l.events.last()
+	l.restTask = workflow.GetInfo(ctx).GetCurrentHistoryLength()
 	if clearLater && workflow.GetVersion(ctx, restClearChange, workflow.DefaultVersion, 1) == 1 {
 		return true
 	}
@@ -76,4 +81,25 @@ func (l *loop) carryAtRest(ctx workflow.Context, clearLater bool) (owed bool) {
 // clearExcerpt is the memo upsert that removes a carried excerpt.
 func clearExcerpt() map[string]any {
 	return map[string]any{agentapi.MemoLogExcerpt: nil}
+}
+
+// markLogGrew tells a watcher, once, that the log grew after a rest's
+// excerpt in the same workflow task: the watcher skips the events Query
+// after such an excerpt, and nothing else would bring it these events
+// before the run's next news. A sub-agent's or a remote hook's coroutine
+// woken by the same task, or a handler, may log there. The mark is a memo
+// upsert of agentapi.MemoLogGrew with no value, which leaves the memo as
+// it was. restTask identifies the task by its WorkflowTaskStarted event
+// ID, which replay sees as the run did.
+func (l *loop) markLogGrew() {
+	if l.restTask == 0 {
+		return
+	}
+	ctx := l.rootCtx
+	same := workflow.GetInfo(ctx).GetCurrentHistoryLength() == l.restTask
+	l.restTask = 0
+	if !same || workflow.GetVersion(ctx, logGrewChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	_ = workflow.UpsertMemo(ctx, map[string]any{agentapi.MemoLogGrew: nil})
 }

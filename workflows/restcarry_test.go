@@ -2,16 +2,25 @@ package workflows_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
+	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
+	"github.com/durable-agents/agentloop/workflows"
 )
 
 // A watched session's prompt end writes two memo upserts, counted in the
@@ -78,4 +87,117 @@ func taskEvents(evs []*historypb.HistoryEvent, i int) []*historypb.HistoryEvent 
 		end++
 	}
 	return evs[start:end]
+}
+
+// A watcher skips the events Query where a run rests after a memo upsert
+// that carried the log; an event that a coroutine woken by the same
+// workflow task logs after that upsert came with no excerpt, and the
+// watcher saw it only at the run's next news (here: never, while the run
+// waits). The workflow now marks it (agentapi.MemoLogGrew) and the
+// watcher reads it with the Query. The run is the loop's own log and rest
+// driven by hand (workflows.LogAfterRestWorkflow): no agent run reaches
+// that order today, which is what the rule had relied on.
+func TestWatcherSeesWhatACoroutineLogsAfterARest(t *testing.T) {
+	c := testenv.Client(t)
+	queue := "log-after-rest-" + testenv.Suffix()
+	release := make(chan struct{})
+	queries := &eventsQueries{}
+	w := worker.New(c, queue, worker.Options{Interceptors: []interceptor.WorkerInterceptor{queries}})
+	w.RegisterWorkflowWithOptions(workflows.LogAfterRestWorkflow, workflow.RegisterOptions{Name: "LogAfterRest"})
+	w.RegisterActivityWithOptions(func(ctx context.Context) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, activity.RegisterOptions{Name: "ReleaseRest"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id := "log-after-rest-" + testenv.Suffix()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "LogAfterRest")
+	require.NoError(t, err)
+	defer func() { _ = c.TerminateWorkflow(context.Background(), id, "", "test over") }()
+	got := make(chan agent.Event, 16)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- agentclient.Watch(ctx, c, id, run.GetRunID(), agentclient.WatchOptions{}, func(e agent.Event) { got <- e })
+	}()
+	next := func(within time.Duration) agent.Event {
+		t.Helper()
+		select {
+		case e := <-got:
+			return e
+		case err := <-watchErr:
+			t.Fatalf("watch ended: %v", err)
+		case <-time.After(within):
+			t.Fatalf("no event within %v", within)
+		}
+		return agent.Event{}
+	}
+	require.Equal(t, agent.EventAgentStart, next(time.Minute).Type)
+	// The watcher reads the log twice before it waits on the run's
+	// history: at its start, and for the news of the task that scheduled
+	// the activity (its history feed reads the history from the start).
+	// After both have been answered, the activity's end wakes the task
+	// that rests and logs after the rest.
+	require.Eventually(t, func() bool { return queries.n.Load() >= 2 }, time.Minute, 10*time.Millisecond)
+	close(release)
+	require.Equal(t, agent.EventTurnStart, next(time.Minute).Type, "carried by the rest's excerpt")
+	// Nothing else happens in the run until the Signal below: turn_end
+	// comes only if the watcher reads it now. A minute is far beyond the
+	// history long poll and one Query, even loaded.
+	require.Equal(t, agent.EventTurnEnd, next(time.Minute).Type, "logged by the woken coroutine after the excerpt")
+	require.NoError(t, c.SignalWorkflow(ctx, id, run.GetRunID(), "end", nil))
+	require.Equal(t, agent.EventAgentEnd, next(time.Minute).Type)
+	require.NoError(t, <-watchErr)
+
+	// The history shows the mark after the excerpt, and the new commands
+	// replay.
+	hist, err := testenv.History(context.Background(), c, id, run.GetRunID())
+	require.NoError(t, err)
+	require.NotZero(t, markers(hist, "log-grew-after-rest"))
+	excerpt, grew := 0, 0
+	for _, ev := range hist.GetEvents() {
+		fields := ev.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()
+		if lastCarried(ev) != "" {
+			excerpt = int(ev.GetEventId())
+		}
+		if fields[agentapi.MemoLogGrew] != nil {
+			grew = int(ev.GetEventId())
+		}
+	}
+	require.NotZero(t, excerpt)
+	require.Greater(t, grew, excerpt, "the mark follows the excerpt")
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.LogAfterRestWorkflow, workflow.RegisterOptions{Name: "LogAfterRest"})
+	require.NoError(t, r.ReplayWorkflowHistory(testenv.Quiet(), hist))
+}
+
+// eventsQueries counts the events Queries a worker's workflows answered.
+type eventsQueries struct {
+	interceptor.WorkerInterceptorBase
+	n atomic.Int32
+}
+
+func (q *eventsQueries) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	i := &countQueries{n: &q.n}
+	i.Next = next
+	return i
+}
+
+type countQueries struct {
+	interceptor.WorkflowInboundInterceptorBase
+	n *atomic.Int32
+}
+
+func (i *countQueries) HandleQuery(ctx workflow.Context, in *interceptor.HandleQueryInput) (any, error) {
+	v, err := i.Next.HandleQuery(ctx, in)
+	if in.QueryType == agentapi.QueryEvents {
+		i.n.Add(1)
+	}
+	return v, err
 }
