@@ -132,6 +132,7 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"prepare-in-model-turn.1.json":             "prepare-in-model-turn",
 		"session-watched-approvals.1.json":         "log-excerpt-at-rest",
 		"session-watched-approvals-cleared.1.json": "log-excerpt-cleared-with-listing",
+		"parallel-held-unwatched.1.json":           "no-release-timer-unwatched",
 		"subagent-waiting-approval.1.json":         "subagent-approval-status",
 		// A session's hooks set by the setHooks Update (TestRecordHistories).
 		"session-set-hooks.1.json": "remote-hooks",

@@ -67,6 +67,7 @@ func TestRecordHistories(t *testing.T) {
 		// excerpt rode in noteRun's upsert (log-excerpt-cleared-with-listing);
 		// session-watched-approvals keeps the upsert of its own.
 		"session-watched-approvals-cleared": recordSessionWatchedApprovals,
+		"parallel-held-unwatched":           recordParallelHeldUnwatched,
 		"session-set-hooks":                 recordSessionSetHooks,
 		"subagent-can":                      recordSubAgentContinueMidBatch,
 	} {

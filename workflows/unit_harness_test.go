@@ -45,6 +45,9 @@ type unitRun struct {
 	// failModel, when set, is how every model turn fails; block, when
 	// set, is a beforeToolCall hook: a reason blocks the call.
 	failModel error
+	// watched is what every model turn says of the watch lease
+	// (ModelTurnOutput.Watched).
+	watched bool
 	block     func(agent.Content) string
 	tools     map[string]unitTool
 	timing    map[string]callTiming
@@ -286,7 +289,7 @@ func (r *unitRun) modelTurn(_ context.Context, in activities.ModelTurnInput) (ac
 	if len(m.ToolCalls()) > 0 {
 		m.StopReason = agent.StopReasonToolUse
 	}
-	out := activities.ModelTurnOutput{Message: m}
+	out := activities.ModelTurnOutput{Message: m, Watched: r.watched}
 	if u, ok := r.retried[n]; ok {
 		out.Retried = &u
 	}
