@@ -45,12 +45,12 @@ type unitRun struct {
 	// failModel, when set, is how every model turn fails; block, when
 	// set, is a beforeToolCall hook: a reason blocks the call.
 	failModel error
-	// watched is what every model turn says of the watch lease
-	// (ModelTurnOutput.Watched).
-	watched bool
 	block     func(agent.Content) string
 	tools     map[string]unitTool
 	timing    map[string]callTiming
+	// watched is what every model turn says of the watch lease
+	// (ModelTurnOutput.Watched).
+	watched bool
 	// modelTurns and executed record the activities the run called.
 	resolved   []activities.ResolveRunInput
 	modelTurns []activities.ModelTurnInput
