@@ -22,7 +22,7 @@ import (
 //
 //   - watched (a client holds the workflow's watch lease in the content
 //     store, see store.WatchLeases): at most one heartbeat per
-//     StreamInterval while there is news, whatever the model's token rate.
+//     agentapi.StreamInterval while there is news, whatever the model's token rate.
 //     Each carries only the stream events since the previous one, and now
 //     and then a checkpoint (the whole partial message) that a client which
 //     missed a heartbeat, or came in mid-turn, resumes from. Checkpoints
@@ -37,10 +37,6 @@ import (
 // A worker whose store keeps no leases cannot know, and streams as if
 // watched: heartbeats are the path that always works.
 const (
-	// StreamInterval is the shortest time between two heartbeats of a
-	// watched stream (4 a second), and so the longest a delta waits for
-	// one.
-	StreamInterval = 250 * time.Millisecond
 	// defaultLiveness is how often an activity with no heartbeat timeout
 	// heartbeats with nothing to carry (livenessOf); the agent loop's
 	// activities all have one.
@@ -217,13 +213,13 @@ func (s *liveStream) loop(ctx context.Context, send func(agentapi.LiveProgress) 
 	}
 }
 
-// due is when the next heartbeat goes: one StreamInterval after the last
+// due is when the next heartbeat goes: one agentapi.StreamInterval after the last
 // when watched and there is news, else one liveness after it.
 func (s *liveStream) due() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dirty && s.isWatched() {
-		return s.lastBeat.Add(StreamInterval)
+		return s.lastBeat.Add(agentapi.StreamInterval)
 	}
 	return s.lastBeat.Add(s.liveness)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-agents/agentloop/agent"
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 func unwatched() *watchers { return &watchers{} }
@@ -22,7 +23,7 @@ func delta(s string) agent.StreamEvent {
 	return agent.StreamEvent{Type: agent.StreamTextDelta, Delta: s, Partial: &agent.Message{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text(s)}}}
 }
 
-// A watched stream heartbeats at most every StreamInterval while there is
+// A watched stream heartbeats at most every agentapi.StreamInterval while there is
 // news, each heartbeat with only the events since the last and the first
 // with a checkpoint; nobody watching, it heartbeats once per liveness (half
 // its heartbeat timeout)
@@ -33,7 +34,7 @@ func TestLiveStreamSchedule(t *testing.T) {
 	require.Equal(t, start.Add(15*time.Second), s.due(), "no news: liveness only")
 	s.emit(delta("a"))
 	s.emit(delta("b"))
-	require.Equal(t, start.Add(StreamInterval), s.due(), "news waits for the interval")
+	require.Equal(t, start.Add(agentapi.StreamInterval), s.due(), "news waits for the interval")
 	p := s.next()
 	require.Len(t, p.Events, 2)
 	require.EqualValues(t, 2, p.Seq)

@@ -6,6 +6,13 @@ import (
 	"github.com/durable-agents/agentloop/agent"
 )
 
+// StreamInterval is the shortest time between two heartbeats of a watched
+// streaming model turn (4 a second), and so the longest a delta waits for
+// one: the activities heartbeat at it, and a watcher reads each heartbeat
+// just after it is due (agentclient's beatClock). One constant here, in
+// the contract both import, so the two cannot drift apart.
+const StreamInterval = 250 * time.Millisecond
+
 // What the activities send their workflow and its watchers while they run:
 // the payloads of the toolUpdate and toolQueue Signals, and the heartbeat
 // details of a streaming model turn and of a running tool, which clients

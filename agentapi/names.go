@@ -146,10 +146,18 @@ const (
 // event log to a watcher where a run rests (waits for a person's approval,
 // or a session's prompt ended) and someone watched its last model turn: a
 // LogExcerpt of the events since the log was last carried. The workflow
-// upserts it and removes it again in the same workflow task, so the memo
+// upserts it and removes it again in the same workflow task (a session's
+// prompt end removes it in the upsert of MemoLastActivity), so the memo
 // (which every list result carries) never keeps it; the watcher reads it
 // from the upsert's event in the history it long-polls.
 const MemoLogExcerpt = "logExcerpt"
+
+// MemoLogGrew is the memo field of a memo upsert that tells a watcher the
+// event log grew after a MemoLogExcerpt in the same workflow task: those
+// events came with no excerpt, and the watcher reads them with the events
+// Query. It is upserted with no value (a removal), so the memo never
+// holds it.
+const MemoLogGrew = "logGrew"
 
 // MaxQueuedMessageBytes bounds one steering or follow-up message: it enters
 // history as an Update or Signal payload and again in a model turn's input.

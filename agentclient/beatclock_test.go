@@ -3,6 +3,8 @@ package agentclient
 import (
 	"testing"
 	"time"
+
+	"github.com/durable-agents/agentloop/agentapi"
 )
 
 // The reads of a streaming turn follow its heartbeats whatever the offset
@@ -15,14 +17,14 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 	const rpc = 2 * time.Millisecond // each way
 	for _, offset := range []time.Duration{0, -time.Second, 150 * time.Millisecond, time.Second} {
 		t.Run(offset.String(), func(t *testing.T) {
-			// The worker heartbeats every LiveBeatInterval from first,
+			// The worker heartbeats every agentapi.StreamInterval from first,
 			// server time; the watcher's clock reads offset more.
 			first := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 			latest := func(at time.Time) time.Time {
 				if at.Before(first) {
 					return time.Time{}
 				}
-				return first.Add(at.Sub(first) / LiveBeatInterval * LiveBeatInterval)
+				return first.Add(at.Sub(first) / agentapi.StreamInterval * agentapi.StreamInterval)
 			}
 			var b beatClock
 			p := newPace(first)
@@ -71,9 +73,9 @@ func TestBeatClockBacksOffWhileTheModelPauses(t *testing.T) {
 		case at.Before(first):
 			return time.Time{}
 		case at.Before(resume):
-			return first.Add(min(at.Sub(first), 2*time.Second) / LiveBeatInterval * LiveBeatInterval)
+			return first.Add(min(at.Sub(first), 2*time.Second) / agentapi.StreamInterval * agentapi.StreamInterval)
 		}
-		return resume.Add(at.Sub(resume) / LiveBeatInterval * LiveBeatInterval)
+		return resume.Add(at.Sub(resume) / agentapi.StreamInterval * agentapi.StreamInterval)
 	}
 	var b beatClock
 	p := newPace(first)
@@ -83,7 +85,7 @@ func TestBeatClockBacksOffWhileTheModelPauses(t *testing.T) {
 		at := local.Add(rpc)
 		seen := latest(at)
 		brought := !seen.IsZero() && seen.After(b.last)
-		if at.After(first.Add(2*time.Second+LiveBeatInterval)) && at.Before(resume) {
+		if at.After(first.Add(2*time.Second+agentapi.StreamInterval)) && at.Before(resume) {
 			paused++
 		}
 		if brought && !seen.Before(resume) && lag < 0 {
@@ -94,11 +96,11 @@ func TestBeatClockBacksOffWhileTheModelPauses(t *testing.T) {
 		local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
 	}
 	t.Logf("%d reads in the 9.75 s pause; the first heartbeat after it read %v late", paused, lag)
-	pause := 10*time.Second - LiveBeatInterval
-	if max := int(pause/(LiveBeatInterval+LiveBeatMargin)) + int(LiveQuiet/LivePollInterval) + 2; paused > max {
+	pause := 10*time.Second - agentapi.StreamInterval
+	if max := int(pause/(agentapi.StreamInterval+LiveBeatMargin)) + int(LiveQuiet/LivePollInterval) + 2; paused > max {
 		t.Errorf("%d reads in the pause, more than %d", paused, max)
 	}
-	if lag < 0 || lag > LiveBeatInterval+LiveBeatMargin+2*rpc {
+	if lag < 0 || lag > agentapi.StreamInterval+LiveBeatMargin+2*rpc {
 		t.Errorf("the first heartbeat after the pause was read %v after it came", lag)
 	}
 }

@@ -108,9 +108,12 @@ var NewsDelay = 300 * time.Millisecond
 // log's events since then in its input (agentapi.LogExcerpt): those go to
 // excerpts, and that point pokes no Query. So does a run that rests (a
 // call waits for approval, a session's prompt ended) after a memo upsert
-// that carried them (agentapi.MemoLogExcerpt), unless the same workflow
-// task ran an Update's or a Signal's handler, which may have logged
-// events after the upsert: nothing would bring those but the Query.
+// that carried them (agentapi.MemoLogExcerpt), unless the log grew after
+// it in the same workflow task: nothing would bring those events but the
+// Query. The workflow says so with a later upsert of agentapi.MemoLogGrew
+// in that task (a coroutine the task woke logged, or a handler); builds
+// from before that mark are covered by the older rule that a task which
+// ran an Update's or a Signal's handler is read with the Query.
 func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.HistoryEvent) {
 	var (
 		news     bool               // a workflow task completed since the last poke
@@ -154,8 +157,14 @@ func (f *historyFeed) coalesce(ctx context.Context, evs <-chan *historypb.Histor
 				// Recorded with the task that ran the handler.
 				handled = true
 			case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
-				if f.memoExcerpt(ev.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo()) {
+				memo := ev.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo()
+				switch {
+				case f.memoExcerpt(memo):
 					rested = true
+				case memo.GetFields()[agentapi.MemoLogGrew] != nil:
+					// Events after the excerpt: read them. news again, in
+					// case the excerpt's rest was already judged.
+					rested, news = false, true
 				}
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
 				pending = false

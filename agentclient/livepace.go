@@ -1,6 +1,10 @@
 package agentclient
 
-import "time"
+import (
+	"time"
+
+	"github.com/durable-agents/agentloop/agentapi"
+)
 
 // LivePollMax is the longest Watch waits between two reads of the running
 // tools' partial results (DescribeWorkflowExecution) while no model turn
@@ -48,11 +52,6 @@ func (p *livePace) read(brought bool, now time.Time) {
 	}
 }
 
-// LiveBeatInterval is the heartbeat interval of a watched streaming model
-// turn (activities.StreamInterval, which this package cannot import): while
-// the model sends deltas, the worker heartbeats once per interval.
-var LiveBeatInterval = 250 * time.Millisecond
-
 // LiveBeatMargin is how long after a heartbeat is due Watch reads it: the
 // slack for the worker's timer and its RPC to the server.
 var LiveBeatMargin = 25 * time.Millisecond
@@ -62,7 +61,7 @@ var LiveBeatMargin = 25 * time.Millisecond
 // delta up to 50 ms after its heartbeat; a read just after each heartbeat
 // is due (about 4 a second) shows it as soon. The server says when the
 // last heartbeat came (PendingActivityInfo.LastHeartbeatTime, server time):
-// the next comes LiveBeatInterval later while the model streams. A read
+// the next comes agentapi.StreamInterval later while the model streams. A read
 // that finds no new heartbeat (the model paused, a heartbeat came late)
 // goes back to LivePollInterval until one comes.
 //
@@ -101,7 +100,7 @@ func (b *beatClock) saw(beat, start, end time.Time) {
 		b.hi, b.hiKnown = hi, true
 	}
 	b.last = beat
-	b.due = beat.Add(b.offset() + LiveBeatInterval + LiveBeatMargin)
+	b.due = beat.Add(b.offset() + agentapi.StreamInterval + LiveBeatMargin)
 }
 
 // offset is the clocks' offset: zero, or the nearest bound that excludes
@@ -125,7 +124,7 @@ func (b *beatClock) wait(now time.Time) (d time.Duration, ok bool) {
 	if b.due.IsZero() {
 		return 0, false
 	}
-	return min(max(b.due.Sub(now), 0), LiveBeatInterval+LiveBeatMargin), true
+	return min(max(b.due.Sub(now), 0), agentapi.StreamInterval+LiveBeatMargin), true
 }
 
 // streamWait is the wait at now before the next read of a streaming model
@@ -140,5 +139,5 @@ func streamWait(b *beatClock, p *livePace, now time.Time) time.Duration {
 	if d, ok := b.wait(now); ok {
 		return d
 	}
-	return min(p.next(), LiveBeatInterval+LiveBeatMargin)
+	return min(p.next(), agentapi.StreamInterval+LiveBeatMargin)
 }

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/llm"
@@ -75,7 +74,7 @@ func (p *probeActivities) ProbeStream(ctx context.Context) error {
 	flushed := make(chan struct{})
 	go func() {
 		defer close(flushed)
-		t := time.NewTicker(activities.StreamInterval)
+		t := time.NewTicker(agentapi.StreamInterval)
 		defer t.Stop()
 		for {
 			stop := false

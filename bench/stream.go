@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-agents/agentloop/activities"
 	"github.com/durable-agents/agentloop/agent"
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
@@ -59,7 +58,7 @@ func benchStream(ctx context.Context, args []string) error {
 	if p99 > streamDelayBudget {
 		verdict = "FAIL"
 	}
-	fmt.Printf("\n%s: heartbeat p99 %v <= %v (heartbeats at most every %v while watched)\n", verdict, p99, streamDelayBudget, activities.StreamInterval)
+	fmt.Printf("\n%s: heartbeat p99 %v <= %v (heartbeats at most every %v while watched)\n", verdict, p99, streamDelayBudget, agentapi.StreamInterval)
 	return nil
 }
 

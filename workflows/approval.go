@@ -60,7 +60,7 @@ func (l *loop) requestApproval(ctx workflow.Context, call agent.Content, key cal
 // its deadline, or by an abort. Decisions are emitted in call order.
 func (l *loop) awaitApprovals(ctx workflow.Context, keys []callKey) {
 	// The requests are logged: a watcher reads them from history.
-	l.carryAtRest(ctx)
+	l.carryAtRest(ctx, false)
 	l.setStatus(ctx, agentapi.StatusWaitingApproval)
 	var timer workflow.Future
 	cancelTimer := func() {}

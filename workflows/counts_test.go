@@ -55,9 +55,14 @@ const (
 
 	// A parallel batch whose results arrive one by one: the workflow task
 	// of the first result holds its tool_execution_end while a sibling
-	// still runs and starts the release timer (TimerStarted); the workflow
-	// task of the last result cancels it (TimerCanceled).
-	parallelBatchEvents = 2
+	// still runs. Nobody watches this run, so no release timer wakes it
+	// for that (no-release-timer-unwatched; a watched run starts one,
+	// TimerStarted, and the last result's task cancels it, TimerCanceled):
+	// the first batch that holds an event records the version, a
+	// MarkerRecorded and the TemporalChangeVersion upsert, and no batch
+	// adds events of its own.
+	parallelBatchEvents   = 0
+	parallelVersionEvents = 2
 
 	// The end: WorkflowExecutionCompleted, written with the last workflow
 	// task's completion.
@@ -76,6 +81,11 @@ func TestRoundTripCounts(t *testing.T) {
 			}
 			perTurnWFTs := modelTurnWFTs + calls*toolCallWFTs
 			wantEvents := startEvents + (turns-1)*perTurnEvents + modelTurnEvents + endEvents
+			versionEvents := 0 // of the first turn
+			if mode == agent.ExecutionParallel {
+				versionEvents = parallelVersionEvents
+				wantEvents += versionEvents
+			}
 			wantWFTs := startWFTs + (turns-1)*perTurnWFTs + modelTurnWFTs
 
 			require.Equal(t, wantWFTs, count(evs, enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED), "workflow tasks\n%s", listing(evs))
@@ -87,9 +97,14 @@ func TestRoundTripCounts(t *testing.T) {
 			require.Equal(t, startEvents, starts[0], "events before the first model turn")
 			for i := 0; i+1 < len(starts); i++ {
 				turn := evs[starts[i]:starts[i+1]]
-				require.Equal(t, perTurnEvents, len(turn), "events of turn %d\n%s", i+1, listing(turn))
+				want := perTurnEvents
+				if i == 0 {
+					want += versionEvents
+				}
+				require.Equal(t, want, len(turn), "events of turn %d\n%s", i+1, listing(turn))
 				require.Equal(t, perTurnWFTs, count(turn, enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED), "workflow tasks of turn %d", i+1)
-				require.Zero(t, count(turn, enumspb.EVENT_TYPE_MARKER_RECORDED), "local activities of turn %d", i+1)
+				require.Zero(t, count(turn, enumspb.EVENT_TYPE_TIMER_STARTED), "release timers of turn %d", i+1)
+				require.Zero(t, localActivities(turn), "local activities of turn %d", i+1)
 				require.Equal(t, 1+calls, count(turn, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), "activities of turn %d", i+1)
 			}
 			last := evs[starts[len(starts)-1]:]
@@ -101,6 +116,28 @@ func TestRoundTripCounts(t *testing.T) {
 // countsRun runs turns-1 turns of calls 0 ms tool calls and a final answer,
 // and returns the run's history.
 func countsRun(t *testing.T, mode agent.ExecutionMode, turns, calls int) []*historypb.HistoryEvent {
+	c, run := countsScenario(t, newHarness, mode, turns, calls)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hist, err := testenv.History(ctx, c, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	return hist.GetEvents()
+}
+
+// recordParallelHeldUnwatched is countsRun's parallel run for the replay
+// corpus: each batch holds its first result's end while the sibling runs,
+// and nobody watches, so no release timer starts
+// (no-release-timer-unwatched).
+func recordParallelHeldUnwatched(t *testing.T) (client.Client, string) {
+	c, run := countsScenario(t, func(t *testing.T, script []llm.ScriptedResponse, ts ...tools.Tool) *harness {
+		return recording(t, script, ts...)
+	}, agent.ExecutionParallel, 3, 2)
+	return c, run.GetID()
+}
+
+// countsScenario runs countsRun's run on the harness newH makes.
+func countsScenario(t *testing.T, newH func(*testing.T, []llm.ScriptedResponse, ...tools.Tool) *harness,
+	mode agent.ExecutionMode, turns, calls int) (client.Client, client.WorkflowRun) {
 	var script []llm.ScriptedResponse
 	var names []string
 	for c := 1; c <= calls; c++ {
@@ -140,7 +177,7 @@ func countsRun(t *testing.T, mode agent.ExecutionMode, turns, calls int) []*hist
 			return agent.TextResult(n + " ok"), nil
 		}))
 	}
-	h := newHarness(t, script, ts...)
+	h := newH(t, script, ts...)
 	c = h.c
 	in := h.input("go", names...)
 	in.ToolExecution = mode
@@ -148,12 +185,7 @@ func countsRun(t *testing.T, mode agent.ExecutionMode, turns, calls int) []*hist
 	res := h.result(run)
 	require.Equal(t, agent.StopReasonStop, res.StopReason)
 	require.Equal(t, turns, res.Turns)
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	hist, err := testenv.History(ctx, h.c, run.GetID(), run.GetRunID())
-	require.NoError(t, err)
-	return hist.GetEvents()
+	return h.c, run
 }
 
 // waitHandled waits until the calling run's history shows n more
@@ -208,6 +240,17 @@ func modelTurnStarts(evs []*historypb.HistoryEvent) []int {
 		}
 	}
 	return idx
+}
+
+// localActivities counts the local activities' markers among evs.
+func localActivities(evs []*historypb.HistoryEvent) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+			n++
+		}
+	}
+	return n
 }
 
 func count(evs []*historypb.HistoryEvent, t enumspb.EventType) int {

@@ -22,8 +22,9 @@ const (
 )
 
 // noteRun records, after a run, the session's title and last activity in
-// its memo.
-func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message) {
+// its memo. With clear it also removes the log excerpt that carryAtRest
+// upserted in this workflow task (restClearChange).
+func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message, clear bool) {
 	memo := map[string]any{agentapi.MemoLastActivity: workflow.Now(ctx).UTC()}
 	if s.title == "" {
 		// A memo with a title (set at start, or carried over by
@@ -39,7 +40,15 @@ func (s *session) noteRun(ctx workflow.Context, prompts []agent.Message) {
 		s.title = title
 	}
 	if workflow.GetVersion(ctx, listingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		// A run recorded before the listing memo: the removal goes alone.
+		if clear {
+			_ = workflow.UpsertMemo(ctx, clearExcerpt())
+		}
 		return
+	}
+	if clear {
+		// A nil value removes the field (its payload has no data).
+		memo[agentapi.MemoLogExcerpt] = nil
 	}
 	_ = workflow.UpsertMemo(ctx, memo)
 }

@@ -340,7 +340,10 @@ func (l *loop) emitMessage(m agent.Message) {
 	l.emit(agent.Event{Type: agent.EventMessageEnd, Message: &m})
 }
 
-func (l *loop) emit(e agent.Event) { l.events.emit(e) }
+func (l *loop) emit(e agent.Event) {
+	l.events.emit(e)
+	l.markLogGrew()
+}
 
 func nonNil(m []agent.Message) []agent.Message {
 	if m == nil {

@@ -138,7 +138,8 @@ func (l *loop) runConcurrently(ctx workflow.Context, prepared []preparedCall, do
 func (l *loop) runBatch(ctx workflow.Context, b *batch, done []*finalized) *agentapi.PausedBatch {
 	defer func() { l.batch = nil }()
 	// The release timer wakes the workflow when a held event becomes due
-	// while siblings still run; it exists only while an event is held.
+	// while siblings still run; it exists only while an event is held,
+	// and only while someone watches (releaseTimer).
 	var timer workflow.Future
 	var timerDue time.Time
 	var timerMade int
@@ -169,7 +170,7 @@ func (l *loop) runBatch(ctx workflow.Context, b *batch, done []*finalized) *agen
 			cancelTimer()
 			timer = nil
 		}
-		if timer == nil && !due.IsZero() {
+		if timer == nil && !due.IsZero() && l.releaseTimer(ctx, b) {
 			tctx, cancel := workflow.WithCancel(ctx)
 			timer, timerDue, cancelTimer = workflow.NewTimer(tctx, due.Sub(workflow.Now(ctx))), due, cancel
 			timerMade = workflow.GetInfo(ctx).GetCurrentHistoryLength()
@@ -317,6 +318,40 @@ func (l *loop) release(ctx workflow.Context) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// unwatchedReleaseChange drops the release timer of a batch nobody
+// watches; histories recorded before it start one whenever an event is
+// held.
+const unwatchedReleaseChange = "no-release-timer-unwatched"
+
+// releaseTimer says whether a held event gets a timer that wakes the
+// workflow when it becomes due (0-3 a run, by how the server splits the
+// results into workflow tasks). It only bounds how long a watcher waits
+// for the event: without it the event goes out at the batch's next wake
+// (a sibling's stage, a Signal, at the latest the batch's end), where
+// release sorts what is held and lets an event out only once no running
+// sibling can precede it, or its window has passed, which is as true
+// later: the same order, or one closer to pi's (a sibling's event with an
+// earlier offset that arrives after the window then goes first, as it
+// would in pi). So a run nobody watches (its last model turn's worker saw
+// no watch lease) goes without it. The price: a held end shows, to a
+// watcher that comes in mid-batch and in the state Query's pending calls,
+// only when the batch next wakes, at the latest at its last call's end.
+//
+// A batch with a sub-agent still running keeps it: it may pause for a
+// continue-as-new only with nothing held (pauseBatchNow), and a child can
+// run for hours after its siblings' last news.
+func (l *loop) releaseTimer(ctx workflow.Context, b *batch) bool {
+	if l.watched {
+		return true
+	}
+	for _, c := range b.chains {
+		if c.done == nil && l.subAgentCall(c.call.Name) {
+			return true
+		}
+	}
+	return workflow.GetVersion(ctx, unwatchedReleaseChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 }
 
 func (b *batch) releasable(h heldEvent, elapsed time.Duration) bool {

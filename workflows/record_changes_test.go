@@ -127,11 +127,13 @@ func TestRecordedChangesHaveTheirMarkers(t *testing.T) {
 		"workspace-missing.1.json":           "check-workspace-at-resolve",
 		"workspace-elsewhere.1.json":         "check-workspace-at-resolve",
 		// Recorded by remotehooks_test.go with -record-histories.
-		"remote-hooks-activity-parallel.json":  "remote-hooks",
-		"remote-hooks-webhook-sequential.json": "remote-hooks",
-		"prepare-in-model-turn.1.json":         "prepare-in-model-turn",
-		"session-watched-approvals.1.json":     "log-excerpt-at-rest",
-		"subagent-waiting-approval.1.json":     "subagent-approval-status",
+		"remote-hooks-activity-parallel.json":      "remote-hooks",
+		"remote-hooks-webhook-sequential.json":     "remote-hooks",
+		"prepare-in-model-turn.1.json":             "prepare-in-model-turn",
+		"session-watched-approvals.1.json":         "log-excerpt-at-rest",
+		"session-watched-approvals-cleared.1.json": "log-excerpt-cleared-with-listing",
+		"parallel-held-unwatched.1.json":           "no-release-timer-unwatched",
+		"subagent-waiting-approval.1.json":         "subagent-approval-status",
 		// A session's hooks set by the setHooks Update (TestRecordHistories).
 		"session-set-hooks.1.json": "remote-hooks",
 		"subagent-can.1.json":      "subagent-continue-mid-batch",

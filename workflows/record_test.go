@@ -63,10 +63,15 @@ func TestRecordHistories(t *testing.T) {
 		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
 		"session-watched-approvals":     recordSessionWatchedApprovals,
-		"session-set-hooks":             recordSessionSetHooks,
-		"subagent-can":                  recordSubAgentContinueMidBatch,
-		"subagent-cancel-once":          recordSubAgentCancelOnce,
-		"subagent-pause-timers":         recordSubAgentPauseTimers,
+		// The same, recorded again once the prompt end's removal of the
+		// excerpt rode in noteRun's upsert (log-excerpt-cleared-with-listing);
+		// session-watched-approvals keeps the upsert of its own.
+		"session-watched-approvals-cleared": recordSessionWatchedApprovals,
+		"parallel-held-unwatched":           recordParallelHeldUnwatched,
+		"session-set-hooks":                 recordSessionSetHooks,
+		"subagent-can":                      recordSubAgentContinueMidBatch,
+		"subagent-cancel-once":              recordSubAgentCancelOnce,
+		"subagent-pause-timers":             recordSubAgentPauseTimers,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, id := scenario(t)

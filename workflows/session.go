@@ -110,9 +110,10 @@ func AgentSession(ctx workflow.Context, in agentapi.SessionInput) (agentapi.Sess
 		if paused := s.run(ctx, next.Prompts, next.SkipSteeringPoll); paused != nil {
 			return s.continueAsNew(ctx, paused)
 		}
-		// The run's events up to agent_end go to a watcher in history.
-		s.carryAtRest(ctx)
-		s.noteRun(ctx, next.Prompts)
+		// The run's events up to agent_end go to a watcher in history;
+		// noteRun's memo upsert removes them from the memo again.
+		owed := s.carryAtRest(ctx, true)
+		s.noteRun(ctx, next.Prompts, owed)
 		if s.cancelled {
 			return s.result(), temporal.NewCanceledError(s.result())
 		}

@@ -87,6 +87,10 @@ type loop struct {
 	// (logExcerpt, turn.go).
 	watched     bool
 	carriedUpTo int64
+	// restTask is the workflow task (its WorkflowTaskStarted event ID) in
+	// which carryAtRest last carried the log, until the log grows again
+	// (markLogGrew); 0 when none.
+	restTask int
 
 	steering  queue
 	followUps queue

@@ -48,6 +48,9 @@ type unitRun struct {
 	block     func(agent.Content) string
 	tools     map[string]unitTool
 	timing    map[string]callTiming
+	// watched is what every model turn says of the watch lease
+	// (ModelTurnOutput.Watched).
+	watched bool
 	// modelTurns and executed record the activities the run called.
 	resolved   []activities.ResolveRunInput
 	modelTurns []activities.ModelTurnInput
@@ -286,7 +289,7 @@ func (r *unitRun) modelTurn(_ context.Context, in activities.ModelTurnInput) (ac
 	if len(m.ToolCalls()) > 0 {
 		m.StopReason = agent.StopReasonToolUse
 	}
-	out := activities.ModelTurnOutput{Message: m}
+	out := activities.ModelTurnOutput{Message: m, Watched: r.watched}
 	if u, ok := r.retried[n]; ok {
 		out.Retried = &u
 	}

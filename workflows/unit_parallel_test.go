@@ -61,8 +61,10 @@ func TestUnitParallelEndsInPisOrder(t *testing.T) {
 
 // A held end waits no longer than its offset plus the order window: a
 // sibling still running after that cannot be helped, and ends after it.
+// While someone watches, a release timer lets it out then.
 func TestUnitParallelOrderWindowBoundsTheWait(t *testing.T) {
 	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
+	r.watched = true
 	r.took("a-1-0", 100*u, 100*u)
 	r.took("b-1-1", 50*u, 2000*u) // a worker picked it up late
 	in := r.input("go", "a", "b")
@@ -71,6 +73,23 @@ func TestUnitParallelOrderWindowBoundsTheWait(t *testing.T) {
 	r.at(450*u, func() { require.Equal(t, []string{"b-1-1"}, pending(r), "released at 100 + the window") })
 	_, evs := r.run(in)
 	require.Equal(t, []string{"start:a-1-0", "start:b-1-1", "end:a-1-0", "end:b-1-1", "result:a-1-0", "result:b-1-1"},
+		toolEvents(evs))
+}
+
+// Nobody watching, no release timer wakes the run for a held end
+// (no-release-timer-unwatched): it goes out when the batch next wakes,
+// here at its sibling's end, and the two ends then go in pi's order, by
+// how long each call ran (b 50, a 100), where the watched run above let
+// a's out at 100 + the window, before b's.
+func TestUnitParallelUnwatchedEndWaitsForTheNextWake(t *testing.T) {
+	r := newUnitRun(t, calls(1, "a", "b"), says("done")).tool("a").tool("b")
+	r.took("a-1-0", 100*u, 100*u)
+	r.took("b-1-1", 50*u, 2000*u)
+	in := r.input("go", "a", "b")
+	in.EventOrderWindow = "30s"
+	r.at(450*u, func() { require.Equal(t, []string{"a-1-0", "b-1-1"}, pending(r), "no timer let a's end out") })
+	_, evs := r.run(in)
+	require.Equal(t, []string{"start:a-1-0", "start:b-1-1", "end:b-1-1", "end:a-1-0", "result:a-1-0", "result:b-1-1"},
 		toolEvents(evs))
 }
 
