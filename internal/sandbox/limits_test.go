@@ -45,7 +45,8 @@ const limitsByEnv = "AGENTLOOP_TEST_LIMITS_BY"
 
 // checkLimitsBy checks how a root worker's sandbox sets the limits of its
 // commands (another user's), and that it left every thread of the
-// process with root's ids and the process as dumpable as it was.
+// process with the worker's own ids (those of the test's thread) and the
+// process as dumpable as it was.
 func checkLimitsBy(t *testing.T, s *Sandbox, dumpable int) {
 	t.Helper()
 	want := strconv.Itoa(limitsDirect)
@@ -58,6 +59,12 @@ func checkLimitsBy(t *testing.T, s *Sandbox, dumpable int) {
 	if got := strconv.Itoa(s.limitsBy); got != want {
 		t.Errorf("limits set by way %s; want %s (%d direct, %d as the user, %d prlimit(1) inside)", got, want, limitsDirect, limitsAsUser, limitsInside)
 	}
+	ruid, euid, suid := unix.Getresuid()
+	rgid, egid, sgid := unix.Getresgid()
+	ids := map[string]string{ // /proc's order: real, effective, saved, filesystem
+		"Uid:": strings.Join([]string{strconv.Itoa(ruid), strconv.Itoa(euid), strconv.Itoa(suid), strconv.Itoa(euid)}, " "),
+		"Gid:": strings.Join([]string{strconv.Itoa(rgid), strconv.Itoa(egid), strconv.Itoa(sgid), strconv.Itoa(egid)}, " "),
+	}
 	tasks, _ := filepath.Glob("/proc/self/task/*/status")
 	for _, task := range tasks {
 		b, err := os.ReadFile(task)
@@ -65,8 +72,12 @@ func checkLimitsBy(t *testing.T, s *Sandbox, dumpable int) {
 			continue // the thread has ended
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			if (strings.HasPrefix(line, "Uid:") || strings.HasPrefix(line, "Gid:")) && strings.Join(strings.Fields(line)[1:], " ") != "0 0 0 0" {
-				t.Errorf("%s: %s; want root's ids", task, line)
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			if w, ok := ids[f[0]]; ok && strings.Join(f[1:], " ") != w {
+				t.Errorf("%s: %s; want the worker's ids, %s", task, line, w)
 			}
 		}
 	}
@@ -87,10 +98,20 @@ func TestLimitsWithoutCapabilities(t *testing.T) {
 	if err != nil {
 		t.Skip("no setpriv (util-linux) to drop capabilities with")
 	}
-	for drop, by := range map[string]int{"-sys_resource": limitsAsUser, "-sys_resource,-setpcap": limitsInside} {
-		t.Run(drop, func(t *testing.T) {
-			cmd := exec.Command(setpriv, "--inh-caps="+drop, "--bounding-set="+drop, "--",
-				os.Args[0], "-test.run=^TestLimits$", "-test.count=1", "-test.v")
+	for _, c := range []struct {
+		drop string
+		ids  []string // the worker's group, where not root's: the thread takes it back
+		by   int
+	}{
+		{"-sys_resource", nil, limitsAsUser},
+		{"-sys_resource", []string{"--regid=100", "--clear-groups"}, limitsAsUser},
+		{"-sys_resource,-setpcap", nil, limitsInside},
+	} {
+		drop, by := c.drop, c.by
+		t.Run(strings.Join(append([]string{drop}, c.ids...), " "), func(t *testing.T) {
+			args := append([]string{"--inh-caps=" + drop, "--bounding-set=" + drop}, c.ids...)
+			args = append(args, "--", os.Args[0], "-test.run=^TestLimits$", "-test.count=1", "-test.v")
+			cmd := exec.Command(setpriv, args...)
 			cmd.Env = append(os.Environ(), limitsByEnv+"="+strconv.Itoa(by))
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)

@@ -62,14 +62,20 @@ func setLimitsAs(l Limits, pid int, u *syscall.Credential) error {
 	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits|secbitNoSetuidFixup), 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: keeping capabilities across the limits' change of ids: %w", err)
 	}
+	// The thread's own ids, which it takes back: root's for a root
+	// worker, the worker's for one that holds CAP_SETUID and CAP_SETGID
+	// without CAP_SYS_RESOURCE.
+	var own ids
+	own.ruid, own.euid, own.suid = unix.Getresuid()
+	own.rgid, own.egid, own.sgid = unix.Getresgid()
 	uid, gid := int(u.Uid), int(u.Gid)
-	err = setIDs(uid, gid)
+	err = setIDs(ids{uid, uid, uid, gid, gid, gid}, false)
 	if err == nil {
 		err = l.setLimits(pid)
 	}
-	if back := setIDs(0, 0); back != nil {
+	if back := setIDs(own, true); back != nil {
 		// The thread ends with its goroutine; it must do nothing more.
-		return fmt.Errorf("sandbox: taking root's ids back after setting the limits: %w", errors.Join(err, back))
+		return fmt.Errorf("sandbox: taking the worker's ids back after setting the limits: %w", errors.Join(err, back))
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, uintptr(dumpable), 0, 0, 0)
 	return err
@@ -83,21 +89,33 @@ func (s *Sandbox) setLimits(pid int) error {
 	return s.cfg.Limits.setLimits(pid)
 }
 
-// setIDs sets the calling thread's real, effective and saved gid and uid,
-// in the order that works both ways.
-func setIDs(uid, gid int) error {
-	if uid == 0 {
-		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, 0, 0, 0); e != 0 {
+// ids are a thread's real, effective and saved uids and gids.
+type ids struct {
+	ruid, euid, suid int
+	rgid, egid, sgid int
+}
+
+// setIDs sets the calling thread's ids: the gids first when it leaves its
+// own for the command user's, the uids first when it takes its own back,
+// so that the change of gids is made with the worker's uid (the order
+// that works whether or not the capabilities follow the uid).
+func setIDs(to ids, back bool) error {
+	setUIDs := func() error {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(to.ruid), uintptr(to.euid), uintptr(to.suid)); e != 0 {
 			return e
 		}
+		return nil
 	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
+	if back {
+		if err := setUIDs(); err != nil {
+			return err
+		}
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(to.rgid), uintptr(to.egid), uintptr(to.sgid)); e != 0 {
 		return e
 	}
-	if uid != 0 {
-		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
-			return e
-		}
+	if !back {
+		return setUIDs()
 	}
 	return nil
 }
