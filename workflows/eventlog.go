@@ -55,7 +55,9 @@ const maxExcerptBytes = 32 << 10
 // excerpt returns the events after seq after for a watcher (agentapi.LogExcerpt:
 // the next ModelTurn's input, or a memo upsert where the run rests), or nil
 // when they are over limit bytes. The input and the memo are not compared
-// on replay, so what they carry needs no version.
+// on replay, so what they carry needs no version; whether a command is
+// made must not depend on it (carryAtRest), as a later build may encode
+// the events to another size.
 func (l *eventLog) excerpt(after int64, limit int) []agent.Event {
 	start := after + 1 - l.first
 	if start < 0 {

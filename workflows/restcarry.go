@@ -36,8 +36,8 @@ const logGrewChange = "log-grew-after-rest"
 // billable action) at each of those points, two per prompt of a session
 // with approvals. It does so only while someone watched the last model
 // turn (its worker read the watch lease), as the ModelTurn input does
-// (logExcerpt), and only when the events fit maxRestExcerptBytes; else
-// the watcher reads them with the Query as before.
+// (logExcerpt). Events over maxRestExcerptBytes go as an empty excerpt,
+// and the watcher reads them with the Query as before.
 //
 // The carrier is a memo upsert, which Temporal Cloud does not bill (its
 // actions are starts, timers, search-attribute upserts, signals, Queries,
@@ -55,13 +55,14 @@ func (l *loop) carryAtRest(ctx workflow.Context, clearLater bool) (owed bool) {
 	if !l.watched || l.events.last() <= l.carriedUpTo {
 		return false
 	}
-	events := l.events.excerpt(l.carriedUpTo, maxRestExcerptBytes)
-	if events == nil {
-		return false // too large: the watcher reads the log with the Query
-	}
 	if workflow.GetVersion(ctx, restExcerptChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return false
 	}
+	// Whether the events fit is a matter of their JSON, which a later
+	// build may encode otherwise, so the commands do not depend on it:
+	// events too large to carry leave the excerpt empty, and the watcher
+	// reads them with the Query.
+	events := l.events.excerpt(l.carriedUpTo, maxRestExcerptBytes)
 	if err := workflow.UpsertMemo(ctx, map[string]any{agentapi.MemoLogExcerpt: agentapi.LogExcerpt{Events: events}}); err != nil {
 		// The memo did not encode: nothing was recorded, and the watcher
 		// reads these events with the Query.

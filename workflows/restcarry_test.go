@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/durable-agents/agentloop/agentapi"
 	"github.com/durable-agents/agentloop/agentclient"
 	"github.com/durable-agents/agentloop/internal/harness/testenv"
+	"github.com/durable-agents/agentloop/llm"
 	"github.com/durable-agents/agentloop/workflows"
 )
 
@@ -200,4 +202,60 @@ func (i *countQueries) HandleQuery(ctx workflow.Context, in *interceptor.HandleQ
 		i.n.Add(1)
 	}
 	return v, err
+}
+
+// A prompt end whose events are too large for a memo excerpt writes the
+// same commands as one that fits, its excerpt empty: whether events fit is
+// a matter of their JSON, which a later build may encode to another size,
+// and a command that came and went with it would fail that build's replay.
+// The watcher reads those events with the Query.
+func TestRestTooLargeForAnExcerptWritesTheSameCommands(t *testing.T) {
+	// Twelve calls in one turn: their events (a long text would go to the
+	// content store as a stub) are over the excerpt's 2 KB.
+	var many []agent.Content
+	for i := range 12 {
+		many = append(many, call(fmt.Sprintf("c%d", i), "quick"))
+	}
+	h := recording(t, []llm.ScriptedResponse{answer(text("one")), answer(text("two")), answer(many...), answer(text("three"))}, okTool("quick"))
+	run := h.startSession(agentapi.SessionInput{LoopConfig: agent.LoopConfig{Tools: []string{"quick"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ends := make(chan string, 3)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- agentclient.Watch(ctx, h.c, run.GetID(), "", agentclient.WatchOptions{Live: true, Store: testenv.Store(t)}, func(e agent.Event) {
+			if e.Type == agent.EventAgentEnd {
+				ends <- agent.TextOf(e.Messages[len(e.Messages)-1].Content)
+			}
+		})
+	}()
+	for i, prompt := range []string{"first", "second", "third"} {
+		h.updateOnce(run.GetID(), "prompt-"+prompt, agentapi.UpdatePrompt, agentapi.PromptRequest{Text: prompt}, nil)
+		select {
+		case got := <-ends:
+			require.Equal(t, []string{"one", "two", "three"}[i], got)
+		case err := <-watchErr:
+			t.Fatalf("watch ended: %v", err)
+		}
+	}
+	hist, err := testenv.History(context.Background(), h.c, run.GetID(), "")
+	require.NoError(t, err)
+	evs := hist.GetEvents()
+	empty := 0
+	for i, ev := range evs {
+		p := ev.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[agentapi.MemoLogExcerpt]
+		var ex agentapi.LogExcerpt
+		if p == nil || p.GetData() == nil || converter.GetDefaultDataConverter().FromPayload(p, &ex) != nil || len(ex.Events) > 0 {
+			continue
+		}
+		empty++
+		memos := 0
+		for _, e := range taskEvents(evs, i) {
+			if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED {
+				memos++
+			}
+		}
+		require.Equal(t, 2, memos, "the empty excerpt, and noteRun's upsert that removes it")
+	}
+	require.Equal(t, 1, empty, "the third prompt's end, too large to carry, upserts an empty excerpt")
 }
