@@ -62,10 +62,10 @@ func TestRecordHistories(t *testing.T) {
 		"subagent-abort":                recordSubAgentAbort,
 		"subagent-waiting-approval":     recordSubAgentWaiting,
 		"prepare-in-model-turn":         recordPrepareInModelTurn,
-		"session-watched-approvals":     recordSessionWatchedApprovals,
-		// The same, recorded again once the prompt end's removal of the
-		// excerpt rode in noteRun's upsert (log-excerpt-cleared-with-listing);
-		// session-watched-approvals keeps the upsert of its own.
+		// session-watched-approvals.1.json, recorded before the prompt
+		// end's removal of the excerpt rode in noteRun's upsert
+		// (log-excerpt-cleared-with-listing), keeps the older path: it is
+		// not recorded again.
 		"session-watched-approvals-cleared": recordSessionWatchedApprovals,
 		"parallel-held-unwatched":           recordParallelHeldUnwatched,
 		"session-set-hooks":                 recordSessionSetHooks,
