@@ -104,3 +104,36 @@ func TestBeatClockBacksOffWhileTheModelPauses(t *testing.T) {
 		t.Errorf("the first heartbeat after the pause was read %v after it came", lag)
 	}
 }
+
+// What the reads learned of the clocks' offset holds for the next model
+// turn: with the server's clock a second behind the watcher's, a turn's
+// second heartbeat is read LiveBeatMargin after it from the second turn
+// on, where a clock made anew for each turn missed it once more (51 ms).
+func TestBeatClockKeepsTheOffsetAcrossTurns(t *testing.T) {
+	const rpc, offset = 2 * time.Millisecond, time.Second
+	var b beatClock
+	for turn, first := range []time.Time{time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC), time.Date(2026, 12, 7, 10, 0, 20, 0, time.UTC)} {
+		b.newTurn()
+		local := first.Add(offset - 30*time.Millisecond)
+		p := newPace(local)
+		var lags []time.Duration
+		for len(lags) < 3 {
+			at := local.Add(rpc - offset)
+			var seen time.Time
+			if !at.Before(first) {
+				seen = first.Add(at.Sub(first) / agentapi.StreamInterval * agentapi.StreamInterval)
+			}
+			brought := !seen.IsZero() && seen.After(b.last)
+			if brought {
+				lags = append(lags, at.Sub(seen))
+			}
+			b.saw(seen, local, local.Add(2*rpc))
+			p.read(brought, local.Add(2*rpc))
+			local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
+		}
+		t.Logf("turn %d: lags %v", turn+1, lags)
+		if turn == 1 && lags[1] > LiveBeatMargin+2*rpc {
+			t.Errorf("the second turn's second heartbeat was read %v after it came", lags[1])
+		}
+	}
+}

@@ -279,7 +279,8 @@ func (w *watcher) durable(e agent.Event) {
 		w.turn++
 	case agent.EventMessageStart:
 		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
-			w.streaming, w.model, w.beats = true, liveModel{}, beatClock{}
+			w.streaming, w.model = true, liveModel{}
+			w.beats.newTurn()
 			w.pace = newPace(time.Now()) // the first deltas show soon
 		}
 	case agent.EventMessageEnd:

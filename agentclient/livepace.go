@@ -103,6 +103,12 @@ func (b *beatClock) saw(beat, start, end time.Time) {
 	b.due = beat.Add(b.offset() + agentapi.StreamInterval + LiveBeatMargin)
 }
 
+// newTurn readies the clock for a model turn's heartbeats: what it knows of
+// the clocks' offset is the watcher's and the server's, and stays.
+func (b *beatClock) newTurn() {
+	b.last, b.missed, b.due = time.Time{}, time.Time{}, time.Time{}
+}
+
 // offset is the clocks' offset: zero, or the nearest bound that excludes
 // zero.
 func (b *beatClock) offset() time.Duration {
