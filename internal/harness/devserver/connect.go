@@ -16,8 +16,7 @@ import (
 // testenv.Client instead.
 func Connect(ctx context.Context, o Options) (c client.Client, stop func(), err error) {
 	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
-		logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: logger})
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: WarnLogger()})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -28,4 +27,9 @@ func Connect(ctx context.Context, o Options) (c client.Client, stop func(), err 
 		return nil, nil, err
 	}
 	return srv.Client(), func() { _ = srv.Stop() }, nil
+}
+
+// WarnLogger is an SDK logger that prints warnings and errors only.
+func WarnLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }

@@ -85,7 +85,7 @@ func run(m *testing.M, leaks bool, ignore ...goleak.Option) int {
 
 // Logger is an SDK logger that prints warnings and errors only.
 func Logger() log.Logger {
-	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	return devserver.WarnLogger()
 }
 
 // Quiet is an SDK logger that prints nothing.
