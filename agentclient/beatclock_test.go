@@ -33,15 +33,11 @@ func TestBeatClockFollowsHeartbeatsAcrossClockOffsets(t *testing.T) {
 			var lags []time.Duration // from each heartbeat to the read that saw it
 			for local.Add(-offset).Before(first.Add(10 * time.Second)) {
 				reads++
-				at := local.Add(rpc - offset) // when the server answers, server time
-				seen := latest(at)
-				brought := !seen.IsZero() && seen.After(b.last)
-				if brought {
-					lags = append(lags, at.Sub(seen))
+				var at, beat time.Time
+				at, beat, local = simRead(&b, &p, local, offset, rpc, latest)
+				if !beat.IsZero() {
+					lags = append(lags, at.Sub(beat))
 				}
-				b.saw(seen, local, local.Add(2*rpc))
-				p.read(brought, local.Add(2*rpc))
-				local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
 			}
 			t.Logf("%d reads, lags %v", reads, lags)
 			if len(lags) < 39 || reads > 45 {
@@ -82,18 +78,14 @@ func TestBeatClockBacksOffWhileTheModelPauses(t *testing.T) {
 	local := first.Add(-30 * time.Millisecond)
 	paused, lag := 0, time.Duration(-1)
 	for local.Before(resume.Add(2 * time.Second)) {
-		at := local.Add(rpc)
-		seen := latest(at)
-		brought := !seen.IsZero() && seen.After(b.last)
+		var at, beat time.Time
+		at, beat, local = simRead(&b, &p, local, 0, rpc, latest)
 		if at.After(first.Add(2*time.Second+agentapi.StreamInterval)) && at.Before(resume) {
 			paused++
 		}
-		if brought && !seen.Before(resume) && lag < 0 {
-			lag = at.Sub(seen)
+		if !beat.IsZero() && !beat.Before(resume) && lag < 0 {
+			lag = at.Sub(beat)
 		}
-		b.saw(seen, local, local.Add(2*rpc))
-		p.read(brought, local.Add(2*rpc))
-		local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
 	}
 	t.Logf("%d reads in the 9.75 s pause; the first heartbeat after it read %v late", paused, lag)
 	pause := 10*time.Second - agentapi.StreamInterval
@@ -118,22 +110,39 @@ func TestBeatClockKeepsTheOffsetAcrossTurns(t *testing.T) {
 		p := newPace(local)
 		var lags []time.Duration
 		for len(lags) < 3 {
-			at := local.Add(rpc - offset)
-			var seen time.Time
-			if !at.Before(first) {
-				seen = first.Add(at.Sub(first) / agentapi.StreamInterval * agentapi.StreamInterval)
+			latest := func(at time.Time) time.Time {
+				if at.Before(first) {
+					return time.Time{}
+				}
+				return first.Add(at.Sub(first) / agentapi.StreamInterval * agentapi.StreamInterval)
 			}
-			brought := !seen.IsZero() && seen.After(b.last)
-			if brought {
-				lags = append(lags, at.Sub(seen))
+			var at, beat time.Time
+			at, beat, local = simRead(&b, &p, local, offset, rpc, latest)
+			if !beat.IsZero() {
+				lags = append(lags, at.Sub(beat))
 			}
-			b.saw(seen, local, local.Add(2*rpc))
-			p.read(brought, local.Add(2*rpc))
-			local = local.Add(2*rpc + streamWait(&b, &p, local.Add(2*rpc)))
 		}
 		t.Logf("turn %d: lags %v", turn+1, lags)
 		if turn == 1 && lags[1] > LiveBeatMargin+2*rpc {
 			t.Errorf("the second turn's second heartbeat was read %v after it came", lags[1])
 		}
 	}
+}
+
+// simRead is one read of a simulated watcher, starting at local by its
+// clock, of a server whose clock reads offset less and whose last
+// heartbeat at server time x is latest(x), each way of the round trip
+// taking rpc. It returns the server time of the answer, the heartbeat the
+// read saw if it was new (else zero), and when the next read starts.
+func simRead(b *beatClock, p *livePace, local time.Time, offset, rpc time.Duration, latest func(time.Time) time.Time) (at, beat, next time.Time) {
+	at = local.Add(rpc - offset)
+	seen := latest(at)
+	brought := !seen.IsZero() && seen.After(b.last)
+	if brought {
+		beat = seen
+	}
+	end := local.Add(2 * rpc)
+	b.saw(seen, local, end)
+	p.read(brought, end)
+	return at, beat, end.Add(streamWait(b, p, end))
 }
